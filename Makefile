@@ -1,0 +1,141 @@
+# mpimb — build the programs into the repository root.
+#
+#   make                      build with $(MPICC) (default mpicc)
+#   make MPI=mpich|openmpi    shortcut for MPICC=mpicc.mpich / mpicc.openmpi
+#   make MPI=smpi             SimGrid's simulated MPI (binaries in build/smpi/bin)
+#   make SAN=asan|tsan        sanitizer build (binaries in build/<mpi>-<san>/bin)
+#   make run                  install what is missing, build, run halocompare -n 4
+#   make test                 install what is missing, build every variant, run all tests
+#
+# Objects go to build/<config>/ so builds against different MPI libraries
+# never mix; the root binaries are copies of the last default-config build.
+
+ifeq ($(MPI),mpich)
+  MPICC := mpicc.mpich
+else ifeq ($(MPI),openmpi)
+  MPICC := mpicc.openmpi
+else ifeq ($(MPI),smpi)
+  MPICC := smpicc
+else ifneq ($(MPI),)
+  $(error MPI must be mpich, openmpi or smpi, got '$(MPI)')
+endif
+MPICC ?= mpicc
+
+CONFIG  := $(or $(MPI),default)$(if $(SAN),-$(SAN))
+BUILD   ?= build/$(CONFIG)
+# Plain builds land in the repository root; variants keep their own bin/.
+ifeq ($(CONFIG),default)
+  BINDIR ?= .
+else ifeq ($(MPI)$(SAN),$(MPI))
+  BINDIR ?= $(if $(filter smpi,$(MPI)),$(BUILD)/bin,.)
+else
+  BINDIR ?= $(BUILD)/bin
+endif
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra $(if $(WERROR),-Werror)
+ifeq ($(SAN),asan)
+  CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDFLAGS += -fsanitize=address,undefined
+else ifeq ($(SAN),tsan)
+  CFLAGS  += -fsanitize=thread -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=thread
+else ifneq ($(SAN),)
+  $(error SAN must be asan or tsan, got '$(SAN)')
+endif
+ifeq ($(MPI),smpi)
+  CFLAGS += -DMB_SIMULATED
+endif
+LDLIBS  += -lhwloc -lm -lpthread
+
+PROGRAMS := $(sort $(filter-out common,$(notdir $(wildcard src/*))))
+COMMON_SRC := $(wildcard src/common/*.c)
+COMMON_OBJ := $(COMMON_SRC:src/%.c=$(BUILD)/obj/%.o)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+BUILDINFO := -DMB_GIT_COMMIT='"$(GIT_COMMIT)"' -DMB_CC='"$(MPICC)"' -DMB_CFLAGS='"$(strip $(CFLAGS))"'
+
+.PHONY: all run test test-builds unit deps venv clean distclean lint check-mpicc
+.DEFAULT_GOAL := all
+
+all: $(PROGRAMS:%=$(BINDIR)/%)
+
+check-mpicc:
+	@command -v $(firstword $(MPICC)) >/dev/null || { echo "make: '$(MPICC)' not found: run scripts/install-deps, 'module load' an MPI, or set MPICC=" >&2; exit 2; }
+
+# Link into $(BUILD)/bin, then copy to $(BINDIR) only when it changed, so
+# switching MPI= relinks the root binaries but an unchanged build does not.
+define program_rules
+$(1)_OBJ := $$(patsubst src/%.c,$$(BUILD)/obj/%.o,$$(wildcard src/$(1)/*.c))
+$$(BUILD)/bin/$(1): $$($(1)_OBJ) $$(COMMON_OBJ) | check-mpicc
+	@mkdir -p $$(@D)
+	$$(MPICC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+ifneq ($$(BINDIR),$$(BUILD)/bin)
+$$(BINDIR)/$(1): $$(BUILD)/bin/$(1) FORCE
+	@cmp -s $$< $$@ || cp $$< $$@
+endif
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call program_rules,$(p))))
+FORCE:
+
+$(BUILD)/obj/common/meta.o: CFLAGS += $(BUILDINFO)
+$(BUILD)/obj/common/meta.o: $(BUILD)/buildinfo
+$(BUILD)/buildinfo: FORCE
+	@mkdir -p $(@D)
+	@echo '$(BUILDINFO)' | cmp -s - $@ || echo '$(BUILDINFO)' > $@
+
+$(BUILD)/obj/%.o: src/%.c | check-mpicc
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -Isrc/common -MMD -MP -c -o $@ $<
+
+# C unit tests: plain programs linked with the harness (MPI only where needed).
+$(BUILD)/tests/%: tests/unit/%.c $(COMMON_OBJ) | check-mpicc
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -Isrc/common $(LDFLAGS) -o $@ $^ $(LDLIBS)
+unit: $(UNIT_BIN)
+
+-include $(shell find build -name '*.d' 2>/dev/null)
+
+# ---------------------------------------------------------------- set-up
+VENV := .venv
+PY   := $(VENV)/bin/python
+deps:
+	@scripts/install-deps $(DEPS_ARGS)
+
+$(VENV)/.stamp: analysis/pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e './analysis[dev]'
+	@touch $@
+venv: $(VENV)/.stamp
+
+# make run: the main job — halocompare on 4 processes, table on stdout,
+# CSV + JSON under results/, then the HTML report of that run.
+RUN_NP ?= 4
+run: deps
+	@$(MAKE) --no-print-directory all venv
+	scripts/run-main $(RUN_NP)
+
+# make test: every build variant, then the whole suite (pytest).
+test: DEPS_ARGS = --test
+test: deps
+	@$(MAKE) --no-print-directory venv
+	@$(MAKE) --no-print-directory test-builds
+	scripts/run-tests
+
+test-builds:
+	@$(MAKE) --no-print-directory WERROR=1 MPI=mpich BINDIR=build/mpich/bin all unit
+	@$(MAKE) --no-print-directory WERROR=1 MPI=openmpi BINDIR=build/openmpi/bin all unit
+	@$(MAKE) --no-print-directory WERROR=1 MPI=mpich SAN=asan all unit
+	@$(MAKE) --no-print-directory WERROR=1 MPI=mpich SAN=tsan all
+
+lint: venv
+	$(VENV)/bin/ruff check analysis tests
+	$(VENV)/bin/mypy analysis/mpimb
+
+clean:
+	rm -rf build $(PROGRAMS)
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,26 @@
+/* Internal to src/common: shared between the harness's own files. */
+#ifndef MB_INTERNAL_H
+#define MB_INTERNAL_H
+#include "mb.h"
+
+/* "halo irecv-isend cart 8-nbr periodic 16000 B" */
+void mb_row_desc(const struct mb_run *run, const struct mb_row *row, char *buf, size_t len);
+/* Emits the failed row, marks the run failed and exits 1 on every rank. */
+_Noreturn void mb_fail_verification(struct mb_run *run, struct mb_row *row);
+
+/* output.c */
+void mb_csv_header(FILE *f);
+void mb_csv_row(const struct mb_run *run, const struct mb_row *row);
+
+/* meta.c: gathers hosts/binding (collective) and writes the JSON (rank 0). */
+struct mb_meta_ranks;
+void mb_meta_gather(struct mb_run *run);
+int mb_meta_write(struct mb_run *run, int complete);
+void mb_utc_now(char *buf, size_t len, int compact);
+
+/* watchdog.c */
+void mb_watchdog_start(const char *prog, int rank);
+void mb_watchdog_arm(double seconds, const char *desc);
+void mb_watchdog_disarm(void);
+void mb_watchdog_stop(void);
+#endif

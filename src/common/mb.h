@@ -1,0 +1,199 @@
+/* mb.h — the one measurement harness shared by every mpimb program.
+ *
+ * A program is a driver: it describes itself (struct mb_program), calls
+ * mb_init(), loops over its tests and, for each one, fills a struct mb_row,
+ * calls mb_begin(), sets up, calls mb_measure() with a struct mb_kernel
+ * (the timed region), tears down and calls mb_end().  mb_finish() writes the
+ * final metadata and finalizes MPI.  Everything that is the same for every
+ * program — options, timing loop, statistics, verification, watchdog,
+ * progress, CSV + JSON — lives here, once.
+ */
+#ifndef MB_H
+#define MB_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define MB_VERSION "0.1.0"
+#define MB_SCHEMA_VERSION 1
+
+/* ---------------------------------------------------------------- options */
+
+enum mb_stat { MB_STAT_MEDIAN, MB_STAT_MIN, MB_STAT_MEAN };
+
+enum mb_opt_kind {
+    MB_OPT_FLAG,   /* int *dest = 1 when given */
+    MB_OPT_INT,    /* long *dest, bounds [min, max] */
+    MB_OPT_SIZE,   /* size_t *dest, bytes with K/M/G suffix, bounds [min, max] */
+    MB_OPT_DOUBLE, /* double *dest, must be > 0 (or >= 0 when min == 0) */
+    MB_OPT_CHOICE, /* int *dest = index of the word in choices ("a,b,c") */
+    MB_OPT_LIST,   /* unsigned long *dest = bit mask of words in choices; "all" = every one */
+    MB_OPT_STRING, /* const char **dest */
+    MB_OPT_RANGE,  /* size_t dest[2], "MIN:MAX" in bytes */
+};
+
+/* One program-specific option; an array of them ends with a zeroed entry. */
+struct mb_option {
+    const char *name; /* long name, without "--" */
+    int short_name;   /* a letter, or 0 */
+    enum mb_opt_kind kind;
+    void *dest;
+    long long min, max;  /* INT and SIZE bounds (inclusive); DOUBLE: min 0 allows 0, else > 0 */
+    const char *choices; /* CHOICE and LIST: comma-separated words */
+    const char *help;
+};
+
+/* Common options, filled by mb_init() and read by programs. */
+struct mb_opts {
+    int quick, verify;
+    double timeout;      /* seconds per test before the watchdog aborts the job */
+    long reps, max_reps, warmup;
+    double rel_ci;       /* stop when the 95 % CI of the median is within this fraction */
+    double time_budget;  /* seconds per test */
+    double min_rep_time; /* seconds per repetition (K is calibrated to reach it) */
+    enum mb_stat stat;
+    size_t size_min, size_max; /* -m MIN:MAX, only for programs with MB_USES_SIZES */
+    const char *output, *label;
+};
+
+#define MB_USES_SIZES 1u /* the program sweeps message sizes (-m MIN:MAX) */
+
+struct mb_program {
+    const char *name;    /* "halocompare" */
+    const char *summary; /* one line for --help */
+    const struct mb_option *options;
+    unsigned flags;
+    size_t size_min, size_max;       /* default sweep, MB_USES_SIZES only */
+    size_t quick_size_max;           /* the sweep's end with --quick */
+    int thread_level;                /* requested in MPI_Init_thread */
+    const int *thread_level_var;     /* if set, read after option parsing instead */
+    void (*list)(void);              /* prints what --list shows (rank 0) */
+    /* Cross-option checks after parsing; returns NULL or a message ("--x needs --y"). */
+    const char *(*validate)(void);
+};
+
+/* ------------------------------------------------------------ run state */
+
+struct mb_stats {
+    double min, median, mean, max, stddev, ci_lo, ci_hi;
+};
+
+/* One CSV row = one test.  The program fills the descriptive fields before
+ * mb_begin(); the harness fills the measured ones.  -1 means "empty". */
+struct mb_row {
+    char test[32];
+    char method[48];
+    char comm[32];
+    int neighbors, periodic, threads;
+    long long bytes;
+    double sent_bytes; /* bytes one process sends per operation (for mbps); 0: no mbps */
+    /* measured */
+    long iters;
+    long reps;
+    char stop_reason[200]; /* "ci", "max-reps", "budget", or "n/a: why" */
+    struct mb_stats t;
+    double mbps;
+    const char *verified; /* "yes", "no" or "" */
+    int na;
+    double wall; /* seconds the whole test took (progress line) */
+};
+
+struct mb_run {
+    const struct mb_program *prog;
+    struct mb_opts opts;
+    MPI_Comm world; /* a private dup of MPI_COMM_WORLD for the harness's own traffic */
+    int rank, nprocs, nnodes, ppn;
+    int thread_level; /* provided */
+    int thread_level_req;
+    char run_id[128];
+    char label[64];
+    int ntotal, ndone;  /* tests planned and done (progress) */
+    int nfailed;        /* tests whose verification failed */
+    /* rank 0 only */
+    FILE *csv;
+    char *csv_path, *json_path;
+    struct mb_row *rows; /* every finished row, for the program's tables */
+    int nrows, cap_rows;
+    char *extra_meta;    /* ",\"key\": value" pairs appended to the JSON */
+    char *cmdline_json;  /* argv as a JSON array */
+    double t_start, test_t0;
+    char start_utc[32];
+};
+
+/* The timed region.  run() does the operation iters times and nothing else.
+ * Ranks that take no part in a test still call mb_measure() (run may do
+ * nothing) because repetitions start with a barrier over comm. */
+struct mb_kernel {
+    void *state;
+    MPI_Comm comm; /* ranks whose times are max-reduced; usually the run's world */
+    void (*run)(void *state, long iters);
+    /* Alternative for programs that time themselves (threads: the max over
+     * the process's threads); returns local seconds for iters iterations. */
+    double (*run_timed)(void *state, long iters);
+    /* --verify: fill send buffers for iteration it, then after run(state, 1)
+     * check every received byte; check returns 0 or writes a message. */
+    void (*fill)(void *state, long it);
+    int (*check)(void *state, long it, char *msg, size_t len);
+};
+
+/* Parses options (validated identically on every rank), starts MPI, opens
+ * the CSV and writes the initial metadata.  Exits 0 after --help/--version/
+ * --list and 2 after a usage error, on every rank, with one line from rank 0. */
+struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog);
+
+/* Rank 0 prints "prog: msg" and every rank exits 2.  Collective over world. */
+_Noreturn void mb_usage_error(struct mb_run *run, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+void mb_row_init(struct mb_row *row, const char *test, const char *method);
+void mb_begin(struct mb_run *run, struct mb_row *row); /* arms the watchdog */
+/* Verify (with --verify), warm up, calibrate, repeat: fills row.  Returns 0,
+ * or 1 if verification failed (already reported; the row says verified=no). */
+int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row);
+/* Marks a row not applicable; the reason goes to the CSV ("n/a: reason"). */
+void mb_na(struct mb_run *run, struct mb_row *row, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void mb_end(struct mb_run *run, struct mb_row *row); /* emits the row, disarms */
+/* Adds "key": raw_json to the run's metadata (rank 0; shown in the JSON). */
+void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json);
+/* Writes complete metadata, closes files, finalizes MPI; returns the exit code. */
+int mb_finish(struct mb_run *run);
+
+/* ------------------------------------------------------------ utilities */
+
+/* Statistics of n samples (x is sorted in place). */
+void mb_stats_compute(double *x, int n, struct mb_stats *s);
+/* 0-based indices of the nonparametric 95 % CI of the median of n sorted samples. */
+void mb_median_ci_index(int n, int *lo, int *hi);
+double mb_stat_value(const struct mb_opts *o, const struct mb_stats *s);
+const char *mb_stat_name(enum mb_stat s);
+
+/* Verification patterns: exactly representable, distinct per
+ * (sender, tag, iteration, index). */
+double mb_pattern_double(uint32_t sender, uint32_t tag, uint32_t iter, size_t i);
+void mb_pattern_fill_doubles(double *buf, size_t n, uint32_t sender, uint32_t tag, uint32_t iter);
+/* Returns the first bad index, or -1 if all n match. */
+long mb_pattern_check_doubles(const double *buf, size_t n, uint32_t sender, uint32_t tag, uint32_t iter);
+void mb_pattern_fill_bytes(void *buf, size_t n, uint32_t sender, uint32_t tag, uint32_t iter);
+long mb_pattern_check_bytes(const void *buf, size_t n, uint32_t sender, uint32_t tag, uint32_t iter);
+
+/* Option value parsers (exposed for unit tests); 0 on success. */
+int mb_parse_long(const char *s, long long min, long long max, long long *out);
+int mb_parse_size(const char *s, size_t *out); /* "4K", "1M", "512" */
+int mb_parse_double(const char *s, double *out);
+int mb_parse_range(const char *s, size_t *lo, size_t *hi); /* "MIN:MAX" */
+int mb_choice_index(const char *choices, const char *word, size_t wlen);
+
+/* Table printer: cells row-major, row 0 is the header; column 0 left-aligned.
+ * groups: NULL, or ncols labels, non-NULL where a column group starts. */
+void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);
+void mb_fmt_value(char *buf, size_t len, double v); /* 3 significant digits */
+
+/* The next size in a power-of-two sweep: 0 -> 1 -> 2 -> 4 ... */
+static inline size_t mb_next_size(size_t s) { return s ? 2 * s : 1; }
+
+void *mb_alloc(size_t bytes); /* page-aligned, zeroed; exits 1 on failure */
+
+#endif

@@ -1,0 +1,233 @@
+/* Run metadata: who ran what, where, with which MPI, bound how.  Written by
+ * rank 0 as JSON next to the CSV at start (complete: false) and again at the
+ * end (complete: true), each time atomically (write, then rename). */
+#include "internal.h"
+
+#include <hwloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef MB_GIT_COMMIT
+#define MB_GIT_COMMIT "unknown"
+#endif
+#ifndef MB_CC
+#define MB_CC "unknown"
+#endif
+#ifndef MB_CFLAGS
+#define MB_CFLAGS ""
+#endif
+
+enum { REC = 128 }; /* bytes per rank: host name, then cpu list */
+
+static struct {
+    char *recs; /* rank 0: nprocs records */
+    int packages, numa, cores, pus;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int ver, subver;
+    double setup_s;
+} M;
+
+extern char **environ;
+
+void mb_utc_now(char *buf, size_t len, int compact)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int count_type(hwloc_topology_t t, hwloc_obj_type_t type)
+{
+    int n = hwloc_get_nbobjs_by_type(t, type);
+    return n < 0 ? 0 : n;
+}
+
+/* Collective over the run's world: every rank contributes its host and binding. */
+void mb_meta_gather(struct mb_run *run)
+{
+    double t0 = MPI_Wtime();
+    char rec[REC] = {0}, cpus[REC / 2] = "unknown";
+    int len = 0;
+    char host[MPI_MAX_PROCESSOR_NAME];
+    MPI_Get_processor_name(host, &len);
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) == 0) {
+        hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE); /* no PCI scan */
+        if (hwloc_topology_load(topo) == 0) {
+            hwloc_bitmap_t set = hwloc_bitmap_alloc();
+            if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+                hwloc_bitmap_list_snprintf(cpus, sizeof cpus, set);
+            hwloc_bitmap_free(set);
+            if (run->rank == 0) {
+                M.packages = count_type(topo, HWLOC_OBJ_PACKAGE);
+                M.numa = count_type(topo, HWLOC_OBJ_NUMANODE);
+                M.cores = count_type(topo, HWLOC_OBJ_CORE);
+                M.pus = count_type(topo, HWLOC_OBJ_PU);
+            }
+        }
+        hwloc_topology_destroy(topo);
+    }
+    memcpy(rec, host, strnlen(host, REC / 2 - 1)); /* rec is zeroed: both stay terminated */
+    memcpy(rec + REC / 2, cpus, strnlen(cpus, REC / 2 - 1));
+    if (run->rank == 0) M.recs = malloc((size_t)run->nprocs * REC);
+    MPI_Gather(rec, REC, MPI_CHAR, M.recs, REC, MPI_CHAR, 0, run->world);
+    MPI_Get_library_version(M.lib, &len);
+    MPI_Get_version(&M.ver, &M.subver);
+    M.setup_s = MPI_Wtime() - t0;
+}
+
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static const char *level_name(int l)
+{
+    return l == MPI_THREAD_SINGLE ? "single" : l == MPI_THREAD_FUNNELED ? "funneled"
+           : l == MPI_THREAD_SERIALIZED ? "serialized" : "multiple";
+}
+
+/* Variables that change how MPI, UCX or Slurm behave. */
+static void environment(FILE *f)
+{
+    static const char *const prefixes[] = {"MPICH_", "MPIR_CVAR_", "OMPI_", "PMIX_MCA_", "UCX_", "SLURM_",
+                                           "I_MPI_", "HWLOC_", "OMP_", "FI_", "PSM2_", "SMPI_"};
+    int first = 1;
+    fputs("{", f);
+    for (char **e = environ; e && *e; e++) {
+        for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+            if (strncmp(*e, prefixes[i], strlen(prefixes[i]))) continue;
+            const char *eq = strchr(*e, '=');
+            if (!eq) break;
+            char key[256];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+            fprintf(f, "%s\n    ", first ? "" : ",");
+            jstr(f, key);
+            fputs(": ", f);
+            jstr(f, eq + 1);
+            first = 0;
+            break;
+        }
+    }
+    fputs(first ? "}" : "\n  }", f);
+}
+
+static void hosts(FILE *f, const struct mb_run *run)
+{
+    fputs("[", f);
+    for (int r = 0; r < run->nprocs; r++) {
+        const char *h = M.recs + (size_t)r * REC;
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++) seen = !strcmp(h, M.recs + (size_t)q * REC);
+        if (seen) continue;
+        fputs(r ? ", " : "", f);
+        jstr(f, h);
+    }
+    fputs("]", f);
+}
+
+static void ranks(FILE *f, const struct mb_run *run)
+{
+    fputs("[", f);
+    for (int r = 0; r < run->nprocs; r++) {
+        fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", r ? "," : "", r);
+        jstr(f, M.recs + (size_t)r * REC);
+        fputs(", \"cpus\": ", f);
+        jstr(f, M.recs + (size_t)r * REC + REC / 2);
+        fputs("}", f);
+    }
+    fputs("\n  ]", f);
+}
+
+static void write_json(FILE *f, struct mb_run *run, int complete)
+{
+    const struct mb_opts *o = &run->opts;
+    char end[32];
+    mb_utc_now(end, sizeof end, 0);
+    fprintf(f, "{\n  \"schema_version\": %d,\n  \"run_id\": ", MB_SCHEMA_VERSION);
+    jstr(f, run->run_id);
+    fputs(",\n  \"program\": ", f);
+    jstr(f, run->prog->name);
+    fputs(",\n  \"label\": ", f);
+    jstr(f, run->label);
+    fprintf(f, ",\n  \"suite_version\": \"%s\",\n  \"git_commit\": \"%s\",\n  \"command_line\": ", MB_VERSION,
+            MB_GIT_COMMIT);
+    fputs(run->cmdline_json ? run->cmdline_json : "[]", f);
+    fprintf(f, ",\n  \"start_utc\": \"%s\",\n  \"end_utc\": ", run->start_utc);
+    if (complete)
+        fprintf(f, "\"%s\"", end);
+    else
+        fputs("null", f);
+    fprintf(f, ",\n  \"complete\": %s,\n", complete ? "true" : "false");
+#ifdef MB_SIMULATED
+    fputs("  \"simulated\": true,\n", f);
+#else
+    fputs("  \"simulated\": false,\n", f);
+#endif
+    fputs("  \"csv\": ", f);
+    jstr(f, strrchr(run->csv_path, '/') ? strrchr(run->csv_path, '/') + 1 : run->csv_path);
+    fprintf(f, ",\n  \"rows\": %d,\n  \"mpi\": {\n    \"library_version\": ", run->nrows);
+    jstr(f, M.lib);
+    fprintf(f, ",\n    \"standard_version\": \"%d.%d\",\n    \"thread_level_requested\": \"%s\",\n"
+               "    \"thread_level_provided\": \"%s\"\n  },\n",
+            M.ver, M.subver, level_name(run->thread_level_req), level_name(run->thread_level));
+    fprintf(f, "  \"nprocs\": %d,\n  \"nnodes\": %d,\n  \"ppn\": %d,\n  \"hosts\": ", run->nprocs, run->nnodes,
+            run->ppn);
+    hosts(f, run);
+    fputs(",\n  \"ranks\": ", f);
+    ranks(f, run);
+    fprintf(f, ",\n  \"topology\": {\"source\": \"hwloc %s\", \"packages\": %d, \"numa_nodes\": %d, "
+               "\"cores\": %d, \"pus\": %d},\n",
+            HWLOC_VERSION, M.packages, M.numa, M.cores, M.pus);
+    fputs("  \"compiler\": {\"mpicc\": ", f);
+    jstr(f, MB_CC);
+    fputs(", \"version\": ", f);
+    jstr(f, __VERSION__);
+    fputs(", \"flags\": ", f);
+    jstr(f, MB_CFLAGS);
+    fprintf(f, "},\n  \"options\": {\"quick\": %s, \"verify\": %s, \"timeout\": %g, \"reps\": %ld, "
+               "\"max_reps\": %ld, \"rel_ci\": %g, \"time_budget\": %g, \"min_rep_time\": %g, "
+               "\"warmup\": %ld, \"stat\": \"%s\"",
+            o->quick ? "true" : "false", o->verify ? "true" : "false", o->timeout, o->reps, o->max_reps, o->rel_ci,
+            o->time_budget, o->min_rep_time, o->warmup, mb_stat_name(o->stat));
+    if (run->prog->flags & MB_USES_SIZES) fprintf(f, ", \"sizes\": [%zu, %zu]", o->size_min, o->size_max);
+    fputs("},\n  \"environment\": ", f);
+    environment(f);
+    fprintf(f, ",\n  \"setup_seconds\": %.6f", M.setup_s);
+    if (run->extra_meta) fputs(run->extra_meta, f);
+    fputs("\n}\n", f);
+}
+
+/* Rank 0: returns 0 or -1 (errno set). */
+int mb_meta_write(struct mb_run *run, int complete)
+{
+    size_t n = strlen(run->json_path) + 8;
+    char *tmp = malloc(n);
+    snprintf(tmp, n, "%s.tmp", run->json_path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(tmp);
+        return -1;
+    }
+    write_json(f, run, complete);
+    int rc = fclose(f) == 0 ? rename(tmp, run->json_path) : -1;
+    if (rc) remove(tmp);
+    free(tmp);
+    return rc;
+}

@@ -1,0 +1,263 @@
+/* The one option parser.  It runs before MPI_Init on every rank with the
+ * same argv, so every rank reaches the same verdict without communicating;
+ * only rank 0 prints it (see run.c). */
+#include "options.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct mb_opts O;
+static int want_help, want_version, want_list;
+static size_t sizes[2];
+static int stat_idx = -1;
+
+/* Common options, in --help order.  Their dest points into O. */
+static const struct mb_option common[] = {
+    {"help", 'h', MB_OPT_FLAG, &want_help, 0, 0, NULL, "show this help and exit"},
+    {"version", 0, MB_OPT_FLAG, &want_version, 0, 0, NULL, "show the suite version and exit"},
+    {"list", 0, MB_OPT_FLAG, &want_list, 0, 0, NULL, "list the tests/methods available and exit"},
+    {"output", 'o', MB_OPT_STRING, &O.output, 0, 0, NULL,
+     "CSV path (default results/PROGRAM-LABEL-npN-UTC.csv; metadata beside it as .json)"},
+    {"label", 0, MB_OPT_STRING, &O.label, 0, 0, NULL, "machine/run label (default: short host name)"},
+    {"quick", 0, MB_OPT_FLAG, &O.quick, 0, 0, NULL, "tiny counts, for smoke tests"},
+    {"verify", 0, MB_OPT_FLAG, &O.verify, 0, 0, NULL, "check every byte received (before timing)"},
+    {"timeout", 0, MB_OPT_DOUBLE, &O.timeout, 1, 0, NULL, "seconds per test before the job is aborted (300)"},
+    {"reps", 0, MB_OPT_INT, &O.reps, 1, 1000000, NULL, "minimum repetitions per test (10)"},
+    {"max-reps", 0, MB_OPT_INT, &O.max_reps, 1, 10000000, NULL, "maximum repetitions per test (1000)"},
+    {"rel-ci", 0, MB_OPT_DOUBLE, &O.rel_ci, 1, 0, NULL, "stop when the median's 95% CI is within this fraction (0.02)"},
+    {"time-budget", 0, MB_OPT_DOUBLE, &O.time_budget, 1, 0, NULL, "seconds per test for extra repetitions (0.25)"},
+    {"min-rep-time", 0, MB_OPT_DOUBLE, &O.min_rep_time, 0, 0, NULL, "seconds one repetition lasts at least (0.001)"},
+    {"warmup", 0, MB_OPT_INT, &O.warmup, 0, 1000000, NULL, "warm-up iterations per test (5)"},
+    {"stat", 0, MB_OPT_CHOICE, &stat_idx, 0, 0, "median,min,mean", "statistic shown in tables (median)"},
+    {"sizes", 'm', MB_OPT_RANGE, sizes, 0, 0, NULL, "message sizes MIN:MAX in bytes, powers of two (K/M/G suffixes)"},
+    {0},
+};
+
+static char errbuf[512];
+static const char *fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    va_end(ap);
+    return errbuf;
+}
+
+static const char *list_words(const char *choices)
+{
+    static char buf[512];
+    size_t j = 0;
+    for (const char *p = choices; *p && j + 3 < sizeof buf; p++) {
+        buf[j++] = *p;
+        if (*p == ',') buf[j++] = ' ';
+    }
+    buf[j] = 0;
+    return buf;
+}
+
+/* Stores one option's value or returns the message saying why it is bad. */
+static const char *store(const struct mb_option *op, const char *arg)
+{
+    long long v;
+    switch (op->kind) {
+    case MB_OPT_FLAG:
+        *(int *)op->dest = 1;
+        return NULL;
+    case MB_OPT_STRING:
+        if (!*arg) return fail("--%s needs a non-empty value", op->name);
+        *(const char **)op->dest = arg;
+        return NULL;
+    case MB_OPT_INT:
+        if (mb_parse_long(arg, op->min, op->max, &v)) {
+            if (op->min == 1 && op->max >= 1000000)
+                return fail("--%s must be a positive integer, got '%s'", op->name, arg);
+            return fail("--%s must be an integer from %lld to %lld, got '%s'", op->name, op->min, op->max, arg);
+        }
+        *(long *)op->dest = (long)v;
+        return NULL;
+    case MB_OPT_SIZE: {
+        size_t s;
+        if (mb_parse_size(arg, &s) || (long long)s < op->min || (op->max && (long long)s > op->max))
+            return fail("--%s must be a size in bytes from %lld to %lld (K/M/G suffixes allowed), got '%s'",
+                        op->name, op->min, op->max, arg);
+        *(size_t *)op->dest = s;
+        return NULL;
+    }
+    case MB_OPT_DOUBLE: {
+        double d;
+        if (mb_parse_double(arg, &d) || d < 0 || (d == 0 && op->min != 0))
+            return fail("--%s must be a %s number, got '%s'", op->name, op->min == 0 ? "non-negative" : "positive",
+                        arg);
+        *(double *)op->dest = d;
+        return NULL;
+    }
+    case MB_OPT_CHOICE: {
+        int i = mb_choice_index(op->choices, arg, strlen(arg));
+        if (i < 0) return fail("--%s: unknown value '%s' (choose from: %s)", op->name, arg, list_words(op->choices));
+        *(int *)op->dest = i;
+        return NULL;
+    }
+    case MB_OPT_LIST: {
+        unsigned long mask = 0;
+        if (!*arg) return fail("--%s needs a comma-separated list", op->name);
+        for (const char *p = arg; p;) {
+            const char *c = strchr(p, ',');
+            size_t n = c ? (size_t)(c - p) : strlen(p);
+            int i = mb_choice_index(op->choices, p, n);
+            if (n == 3 && !strncmp(p, "all", 3))
+                mask = ~0ul;
+            else if (i < 0)
+                return fail("--%s: unknown value '%.*s' (choose from: %s, all)", op->name, (int)n, p,
+                            list_words(op->choices));
+            else
+                mask |= 1ul << i;
+            p = c ? c + 1 : NULL;
+        }
+        *(unsigned long *)op->dest = mask;
+        return NULL;
+    }
+    case MB_OPT_RANGE:
+        if (mb_parse_range(arg, &((size_t *)op->dest)[0], &((size_t *)op->dest)[1]))
+            return fail("--%s must be MIN:MAX in bytes with MIN <= MAX (K/M/G suffixes allowed), got '%s'",
+                        op->name, arg);
+        return NULL;
+    }
+    return NULL;
+}
+
+static int count_opts(const struct mb_option *o)
+{
+    int n = 0;
+    while (o && o[n].name) n++;
+    return n;
+}
+
+static const struct mb_option *nth(const struct mb_program *prog, int i)
+{
+    int nc = count_opts(common);
+    return i < nc ? &common[i] : &prog->options[i - nc];
+}
+
+static int is_explicit[64];
+static int explicit_common(const void *dest)
+{
+    for (int i = 0; common[i].name; i++)
+        if (common[i].dest == dest) return is_explicit[i];
+    return 0;
+}
+
+static const char *check_label(const char *l)
+{
+    if (strlen(l) > 63) return fail("--label must be at most 63 characters, got '%s'", l);
+    for (const char *p = l; *p; p++)
+        if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '.' ||
+              *p == '_' || *p == '-'))
+            return fail("--label may contain only letters, digits, '.', '_' and '-', got '%s'", l);
+    return NULL;
+}
+
+const char *mb_parse_options(int argc, char **argv, const struct mb_program *prog, struct mb_opts *out,
+                             int *action)
+{
+    int nc = count_opts(common), n = nc + count_opts(prog->options);
+    struct option *lo = calloc((size_t)n + 1, sizeof *lo);
+    char shorts[128] = ":";
+    O = (struct mb_opts){.timeout = 300, .reps = 10, .max_reps = 1000, .warmup = 5, .rel_ci = 0.02,
+                         .time_budget = 0.25, .min_rep_time = 1e-3};
+    for (int i = 0; i < n; i++) {
+        const struct mb_option *op = nth(prog, i);
+        lo[i] = (struct option){op->name, op->kind == MB_OPT_FLAG ? no_argument : required_argument, NULL, 256 + i};
+        if (op->short_name) {
+            size_t l = strlen(shorts);
+            shorts[l] = (char)op->short_name;
+            shorts[l + 1] = op->kind == MB_OPT_FLAG ? 0 : ':';
+            shorts[l + 2] = 0;
+        }
+    }
+    const char *err = NULL;
+    int c, idx;
+    opterr = 0;
+    optind = 1;
+    while (!err && (c = getopt_long(argc, argv, shorts, lo, &idx)) != -1) {
+        const struct mb_option *op = NULL;
+        if (c >= 256) {
+            op = nth(prog, c - 256);
+            if (c - 256 < nc) is_explicit[c - 256] = 1;
+        } else if (c == ':') {
+            err = fail("%s needs a value", argv[optind - 1]);
+        } else if (c == '?') {
+            if (optopt >= 256)
+                err = fail("%s takes no value", argv[optind - 1]);
+            else if (optopt)
+                err = fail("unrecognized option '-%c' (see --help)", optopt);
+            else
+                err = fail("unrecognized option '%s' (see --help)", argv[optind - 1]);
+        } else {
+            for (int i = 0; i < n && !op; i++)
+                if (nth(prog, i)->short_name == c) {
+                    op = nth(prog, i);
+                    if (i < nc) is_explicit[i] = 1;
+                }
+        }
+        if (op) {
+            if (op->kind == MB_OPT_RANGE && !(prog->flags & MB_USES_SIZES))
+                err = fail("--%s does not apply to %s", op->name, prog->name);
+            else
+                err = store(op, optarg);
+        }
+    }
+    if (!err && optind < argc) err = fail("unexpected argument '%s' (see --help)", argv[optind]);
+    free(lo);
+    *action = want_help ? 1 : want_version ? 2 : want_list ? 3 : 0;
+    if (err || *action) return err;
+
+    /* --quick lowers the counts the user did not set */
+    if (O.quick) {
+        if (!explicit_common(&O.warmup)) O.warmup = 1;
+        if (!explicit_common(&O.reps)) O.reps = 3;
+        if (!explicit_common(&O.max_reps)) O.max_reps = O.reps;
+        if (!explicit_common(&O.min_rep_time)) O.min_rep_time = 0;
+        if (!explicit_common(&O.time_budget)) O.time_budget = 0.05;
+    }
+    if (!explicit_common(&O.max_reps) && O.max_reps < O.reps) O.max_reps = O.reps;
+    if (O.max_reps < O.reps)
+        return fail("--max-reps (%ld) must be at least --reps (%ld)", O.max_reps, O.reps);
+    if (O.rel_ci >= 1) return fail("--rel-ci must be below 1, got '%g'", O.rel_ci);
+    if (O.label && (err = check_label(O.label))) return err;
+    O.stat = stat_idx < 0 ? MB_STAT_MEDIAN : (enum mb_stat)stat_idx;
+    if (prog->flags & MB_USES_SIZES) {
+        if (explicit_common(sizes)) {
+            O.size_min = sizes[0];
+            O.size_max = sizes[1];
+        } else {
+            O.size_min = prog->size_min;
+            O.size_max = O.quick && prog->quick_size_max ? prog->quick_size_max : prog->size_max;
+        }
+    }
+    if (prog->validate && (err = prog->validate())) return fail("%s", err);
+    *out = O;
+    return NULL;
+}
+
+void mb_print_help(const struct mb_program *prog)
+{
+    printf("Usage: %s [options]\n%s\n\nOptions of %s:\n", prog->name, prog->summary, prog->name);
+    for (int pass = 0; pass < 2; pass++) {
+        const struct mb_option *t = pass ? common : prog->options;
+        if (pass) printf("\nCommon options:\n");
+        for (int i = 0; t && t[i].name; i++) {
+            if (t[i].kind == MB_OPT_RANGE && !(prog->flags & MB_USES_SIZES)) continue;
+            char lhs[64];
+            snprintf(lhs, sizeof lhs, "%s%c%s--%s%s", t[i].short_name ? "-" : "", t[i].short_name ? t[i].short_name : ' ',
+                     t[i].short_name ? ", " : "  ", t[i].name, t[i].kind == MB_OPT_FLAG ? "" : " X");
+            printf("  %-24s %s", t[i].short_name ? lhs : lhs + 1, t[i].help);
+            if (t[i].kind == MB_OPT_CHOICE || t[i].kind == MB_OPT_LIST) printf(" [%s]", list_words(t[i].choices));
+            printf("\n");
+        }
+    }
+    printf("\nExit status: 0 ok, 1 a measurement or verification failed, 2 usage error.\n");
+}

@@ -1,0 +1,11 @@
+/* Internal: the option parser used by mb_init() (and the unit tests). */
+#ifndef MB_OPTIONS_H
+#define MB_OPTIONS_H
+#include "mb.h"
+
+/* Parses argv into *out; returns NULL or a one-line message.  *action is
+ * 1 for --help, 2 for --version, 3 for --list, else 0. */
+const char *mb_parse_options(int argc, char **argv, const struct mb_program *prog, struct mb_opts *out,
+                             int *action);
+void mb_print_help(const struct mb_program *prog);
+#endif

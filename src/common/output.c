@@ -1,0 +1,134 @@
+/* CSV rows, progress lines and the plain-text table printer. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const columns =
+    "run_id,program,test,method,comm,neighbors,periodic,bytes,nprocs,nnodes,ppn,threads,thread_level,"
+    "iters,reps,stop_reason,time_min_s,time_median_s,time_mean_s,time_max_s,time_stddev_s,time_ci_lo_s,"
+    "time_ci_hi_s,mbps,verified,label";
+
+void mb_csv_header(FILE *f) { fprintf(f, "%s\n", columns); }
+
+/* RFC 4180: quote a field that holds a comma, quote or newline. */
+static void field(FILE *f, const char *s, int last)
+{
+    if (s && strpbrk(s, ",\"\n\r")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"') fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else if (s) {
+        fputs(s, f);
+    }
+    fputc(last ? '\n' : ',', f);
+}
+
+static void num(FILE *f, double v, int present)
+{
+    if (present) fprintf(f, "%.9g", v);
+    fputc(',', f);
+}
+
+static void integer(FILE *f, long long v)
+{
+    if (v >= 0) fprintf(f, "%lld", v);
+    fputc(',', f);
+}
+
+static const char *level_name(int l)
+{
+    switch (l) {
+    case MPI_THREAD_SINGLE: return "single";
+    case MPI_THREAD_FUNNELED: return "funneled";
+    case MPI_THREAD_SERIALIZED: return "serialized";
+    default: return "multiple";
+    }
+}
+
+void mb_csv_row(const struct mb_run *run, const struct mb_row *r)
+{
+    FILE *f = run->csv;
+    int m = !r->na; /* measured */
+    field(f, run->run_id, 0);
+    field(f, run->prog->name, 0);
+    field(f, r->test, 0);
+    field(f, r->method, 0);
+    field(f, r->comm, 0);
+    integer(f, r->neighbors);
+    integer(f, r->periodic);
+    integer(f, r->bytes);
+    integer(f, run->nprocs);
+    integer(f, run->nnodes);
+    integer(f, run->ppn);
+    integer(f, r->threads);
+    field(f, level_name(run->thread_level), 0);
+    integer(f, m ? r->iters : -1);
+    integer(f, m ? r->reps : -1);
+    field(f, r->stop_reason, 0);
+    const double v[] = {r->t.min, r->t.median, r->t.mean, r->t.max, r->t.stddev, r->t.ci_lo, r->t.ci_hi};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) num(f, v[i], m);
+    num(f, r->mbps, m && r->mbps > 0);
+    field(f, r->verified, 0);
+    field(f, run->label, 1);
+    fflush(f); /* a killed job keeps every finished row */
+}
+
+void mb_fmt_value(char *buf, size_t len, double v)
+{
+    if (!(v > 0) || !isfinite(v))
+        snprintf(buf, len, "%s", v == 0 ? "0" : "-");
+    else if (v >= 1000)
+        snprintf(buf, len, "%.0f", v);
+    else if (v >= 100)
+        snprintf(buf, len, "%.1f", v);
+    else if (v >= 10)
+        snprintf(buf, len, "%.2f", v);
+    else
+        snprintf(buf, len, "%.3g", v);
+}
+
+void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *const *groups)
+{
+    int *w = calloc((size_t)ncols, sizeof *w);
+    for (int r = 0; r < nrows; r++)
+        for (int c = 0; c < ncols; c++) {
+            const char *s = cells[r * ncols + c];
+            int l = s ? (int)strlen(s) : 0;
+            if (l > w[c]) w[c] = l;
+        }
+    if (groups) { /* each group label starts above its group's first column */
+        int total = 0, *start = calloc((size_t)ncols, sizeof *start);
+        for (int c = 0; c < ncols; c++) {
+            start[c] = total + (c ? 2 : 0);
+            total = start[c] + w[c];
+        }
+        char *line = malloc((size_t)total + 64);
+        memset(line, ' ', (size_t)total + 63);
+        line[total + 63] = 0;
+        for (int c = 0; c < ncols; c++)
+            if (groups[c]) memcpy(line + start[c], groups[c], strlen(groups[c]));
+        for (int e = total + 62; e >= 0 && line[e] == ' '; e--) line[e] = 0;
+        fprintf(f, "%s\n", line);
+        free(line);
+        free(start);
+    }
+    for (int r = 0; r < nrows; r++) {
+        for (int c = 0; c < ncols; c++) {
+            const char *s = cells[r * ncols + c];
+            fprintf(f, c ? "  %*s" : "%-*s", w[c], s ? s : "");
+        }
+        fputc('\n', f);
+        if (r == 0) {
+            int total = 0;
+            for (int c = 0; c < ncols; c++) total += w[c] + (c ? 2 : 0);
+            for (int i = 0; i < total; i++) fputc('-', f);
+            fputc('\n', f);
+        }
+    }
+    free(w);
+}

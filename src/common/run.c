@@ -1,0 +1,297 @@
+/* The life of a run: start (options, MPI, output files), one call pair per
+ * test (mb_begin / mb_end), and the end (metadata, MPI_Finalize). */
+#include "internal.h"
+#include "options.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *cmdline_json(int argc, char **argv)
+{
+    size_t cap = 16;
+    for (int i = 0; i < argc; i++) cap += 2 * strlen(argv[i]) + 4;
+    char *s = malloc(cap), *p = s;
+    *p++ = '[';
+    for (int i = 0; i < argc; i++) {
+        p += sprintf(p, "%s\"", i ? ", " : "");
+        for (const char *c = argv[i]; *c; c++) {
+            if (*c == '"' || *c == '\\') *p++ = '\\';
+            *p++ = (unsigned char)*c < 0x20 ? ' ' : *c;
+        }
+        *p++ = '"';
+    }
+    strcpy(p, "]");
+    return s;
+}
+
+static _Noreturn void finalize_exit(int code)
+{
+    fflush(NULL);
+    MPI_Finalize();
+    exit(code);
+}
+
+static void remove_outputs(struct mb_run *run)
+{
+    if (run->rank != 0 || !run->csv) return;
+    fclose(run->csv);
+    run->csv = NULL;
+    remove(run->csv_path);
+    remove(run->json_path);
+}
+
+void mb_usage_error(struct mb_run *run, const char *fmt, ...)
+{
+    if (run->rank == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "%s: ", run->prog->name);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    remove_outputs(run); /* a usage error leaves no stray files */
+    mb_watchdog_stop();
+    finalize_exit(2);
+}
+
+/* Host name up to the first dot, reduced to the characters a label allows. */
+static void default_label(char *buf, size_t len)
+{
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    size_t j = 0;
+    for (const char *p = host; *p && *p != '.' && j + 1 < len; p++)
+        buf[j++] = (strchr("._-", *p) || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z')) ? *p : '_';
+    buf[j] = 0;
+}
+
+/* Rank 0: chooses the CSV/JSON paths and creates both files. */
+static int open_outputs(struct mb_run *run, char *err, size_t len)
+{
+    const char *o = run->opts.output;
+    char stamp[32], dir[4096] = "results";
+    struct stat st;
+    mb_utc_now(stamp, sizeof stamp, 1);
+    int is_dir = o && stat(o, &st) == 0 && S_ISDIR(st.st_mode);
+    if (is_dir) snprintf(dir, sizeof dir, "%s", o);
+    size_t n = strlen(dir) + strlen(run->label) + 128;
+    run->csv_path = malloc(n);
+    if (o && !is_dir) {
+        free(run->csv_path);
+        run->csv_path = strdup(o);
+    } else {
+        if (!o && mkdir(dir, 0777) && errno != EEXIST) {
+            snprintf(err, len, "cannot create directory '%s': %s", dir, strerror(errno));
+            return -1;
+        }
+        /* never overwrite another run's file started in the same second */
+        for (int k = 1;; k++) {
+            snprintf(run->csv_path, n, "%s/%s-%s-np%d-%s%s%.0d.csv", dir, run->prog->name, run->label, run->nprocs,
+                     stamp, k > 1 ? "-" : "", k > 1 ? k : 0);
+            if (access(run->csv_path, F_OK) != 0) break;
+        }
+    }
+    size_t l = strlen(run->csv_path);
+    run->json_path = malloc(l + 8);
+    if (l > 4 && !strcmp(run->csv_path + l - 4, ".csv"))
+        snprintf(run->json_path, l + 8, "%.*s.json", (int)(l - 4), run->csv_path);
+    else
+        snprintf(run->json_path, l + 8, "%s.json", run->csv_path);
+    run->csv = fopen(run->csv_path, "w");
+    if (!run->csv) {
+        snprintf(err, len, "cannot write '%s': %s", run->csv_path, strerror(errno));
+        return -1;
+    }
+    mb_csv_header(run->csv);
+    if (fflush(run->csv) || mb_meta_write(run, 0)) {
+        snprintf(err, len, "cannot write '%s': %s", run->json_path, strerror(errno));
+        fclose(run->csv);
+        run->csv = NULL;
+        remove(run->csv_path);
+        return -1;
+    }
+    return 0;
+}
+
+static void count_nodes(struct mb_run *run)
+{
+    MPI_Comm node;
+    int lrank, lsize;
+    MPI_Comm_split_type(run->world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &lrank);
+    MPI_Comm_size(node, &lsize);
+    int leader = lrank == 0;
+    MPI_Allreduce(&leader, &run->nnodes, 1, MPI_INT, MPI_SUM, run->world);
+    MPI_Allreduce(&lsize, &run->ppn, 1, MPI_INT, MPI_MAX, run->world);
+    MPI_Comm_free(&node);
+}
+
+struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
+{
+    struct mb_run *run = calloc(1, sizeof *run);
+    run->prog = prog;
+    run->cmdline_json = cmdline_json(*argc, *argv); /* before getopt permutes argv */
+    int action = 0;
+    const char *err = mb_parse_options(*argc, *argv, prog, &run->opts, &action);
+    run->thread_level_req = prog->thread_level_var ? *prog->thread_level_var : prog->thread_level;
+    MPI_Init_thread(argc, argv, run->thread_level_req, &run->thread_level);
+    double t0 = MPI_Wtime();
+    MPI_Comm_dup(MPI_COMM_WORLD, &run->world);
+    MPI_Comm_rank(run->world, &run->rank);
+    MPI_Comm_size(run->world, &run->nprocs);
+    if (err) mb_usage_error(run, "%s", err);
+    if (action) {
+        if (run->rank == 0) {
+            if (action == 1) mb_print_help(prog);
+            if (action == 2) printf("%s (mpimb) %s\n", prog->name, MB_VERSION);
+            if (action == 3 && prog->list) prog->list();
+        }
+        finalize_exit(0);
+    }
+    count_nodes(run);
+
+    /* label and run id come from rank 0 so every row of the run agrees */
+    char ids[sizeof run->label + sizeof run->run_id] = {0};
+    if (run->rank == 0) {
+        char stamp[32];
+        if (run->opts.label)
+            snprintf(run->label, sizeof run->label, "%s", run->opts.label);
+        else
+            default_label(run->label, sizeof run->label);
+        mb_utc_now(stamp, sizeof stamp, 1);
+        mb_utc_now(run->start_utc, sizeof run->start_utc, 0);
+        snprintf(run->run_id, sizeof run->run_id, "%s-%s-%04x", run->label, stamp,
+                 (unsigned)(getpid() ^ (unsigned)(MPI_Wtime() * 1e6)) & 0xffff);
+        memcpy(ids, run->label, sizeof run->label);
+        memcpy(ids + sizeof run->label, run->run_id, sizeof run->run_id);
+    }
+    MPI_Bcast(ids, (int)sizeof ids, MPI_CHAR, 0, run->world);
+    memcpy(run->label, ids, sizeof run->label);
+    memcpy(run->run_id, ids + sizeof run->label, sizeof run->run_id);
+
+    mb_meta_gather(run);
+    char msg[512] = "";
+    if (run->rank == 0) open_outputs(run, msg, sizeof msg);
+    MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, run->world);
+    if (msg[0]) mb_usage_error(run, "%s", msg);
+    mb_watchdog_start(prog->name, run->rank);
+    run->t_start = t0;
+    return run;
+}
+
+void mb_row_init(struct mb_row *row, const char *test, const char *method)
+{
+    *row = (struct mb_row){.neighbors = -1, .periodic = -1, .threads = -1, .bytes = -1, .verified = ""};
+    snprintf(row->test, sizeof row->test, "%s", test ? test : "");
+    snprintf(row->method, sizeof row->method, "%s", method ? method : "");
+}
+
+void mb_row_desc(const struct mb_run *run, const struct mb_row *r, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s %s", run->prog->name, r->test);
+    if (r->method[0] && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %s", r->method);
+    if (r->comm[0] && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %s", r->comm);
+    if (r->neighbors >= 0 && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %d-nbr", r->neighbors);
+    if (r->periodic >= 0 && n < (int)len)
+        n += snprintf(buf + n, len - (size_t)n, " %s", r->periodic ? "periodic" : "non-periodic");
+    if (r->threads > 1 && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %dT", r->threads);
+    if (r->bytes >= 0 && n < (int)len) snprintf(buf + n, len - (size_t)n, " %lld B", r->bytes);
+}
+
+void mb_begin(struct mb_run *run, struct mb_row *row)
+{
+    char desc[200];
+    mb_row_desc(run, row, desc, sizeof desc);
+    run->test_t0 = MPI_Wtime();
+    mb_watchdog_arm(run->opts.timeout, desc);
+}
+
+void mb_na(struct mb_run *run, struct mb_row *row, const char *fmt, ...)
+{
+    (void)run;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(row->stop_reason, sizeof row->stop_reason, "n/a: ");
+    vsnprintf(row->stop_reason + n, sizeof row->stop_reason - (size_t)n, fmt, ap);
+    va_end(ap);
+    row->na = 1;
+}
+
+void mb_end(struct mb_run *run, struct mb_row *row)
+{
+    mb_watchdog_disarm();
+    row->wall = MPI_Wtime() - run->test_t0;
+    if (!row->na && row->sent_bytes > 0 && row->t.median > 0) row->mbps = row->sent_bytes / row->t.median / 1e6;
+    run->ndone++;
+    if (run->rank != 0) return;
+    if (run->nrows == run->cap_rows) {
+        run->cap_rows = run->cap_rows ? 2 * run->cap_rows : 64;
+        run->rows = realloc(run->rows, (size_t)run->cap_rows * sizeof *run->rows);
+    }
+    run->rows[run->nrows++] = *row;
+    mb_csv_row(run, row);
+    char desc[200];
+    mb_row_desc(run, row, desc, sizeof desc);
+    if (row->na)
+        fprintf(stderr, "[%d/%d] %s ... %s\n", run->ndone, run->ntotal, desc, row->stop_reason);
+    else
+        fprintf(stderr, "[%d/%d] %s ... %.1f s\n", run->ndone, run->ntotal, desc, row->wall);
+}
+
+void mb_fail_verification(struct mb_run *run, struct mb_row *row)
+{
+    row->verified = "no";
+    row->na = 1; /* no timings */
+    snprintf(row->stop_reason, sizeof row->stop_reason, "verification failed");
+    mb_end(run, row);
+    if (run->rank == 0) {
+        mb_meta_add(run, "error", "\"verification failed\"");
+        mb_meta_write(run, 0);
+        fclose(run->csv);
+    }
+    mb_watchdog_stop();
+    finalize_exit(1);
+}
+
+void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json)
+{
+    if (run->rank != 0) return;
+    size_t old = run->extra_meta ? strlen(run->extra_meta) : 0, n = old + strlen(key) + strlen(raw_json) + 16;
+    run->extra_meta = realloc(run->extra_meta, n);
+    snprintf(run->extra_meta + old, n - old, ",\n  \"%s\": %s", key, raw_json);
+}
+
+int mb_finish(struct mb_run *run)
+{
+    mb_watchdog_stop();
+    int code = run->nfailed ? 1 : 0;
+    if (run->rank == 0) {
+        if (mb_meta_write(run, 1)) {
+            fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->json_path, strerror(errno));
+            code = 1;
+        }
+        fclose(run->csv);
+        fprintf(stderr, "%s: results in %s (+ .json)\n", run->prog->name, run->csv_path);
+    }
+    MPI_Comm_free(&run->world);
+    fflush(NULL);
+    MPI_Finalize();
+    return code;
+}
+
+void *mb_alloc(size_t bytes)
+{
+    void *p = NULL;
+    size_t n = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
+    if (posix_memalign(&p, 4096, n)) {
+        fprintf(stderr, "mpimb: cannot allocate %zu bytes\n", bytes);
+        exit(1);
+    }
+    memset(p, 0, n);
+    return p;
+}

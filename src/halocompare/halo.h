@@ -1,0 +1,53 @@
+/* halocompare: shared types.  A communicator is a map from its ranks to
+ * positions in a 2-D grid (row-major in the communicator's rank); one
+ * function turns (comm, dims, periodic, 4|8) into the neighbour list that
+ * every method uses.  A method is a table entry: setup / run / teardown. */
+#ifndef HALO_H
+#define HALO_H
+#include "mb.h"
+
+enum { MAXDIR = 8 };
+enum dir { N, S, E, W, NE, NW, SE, SW };
+extern const char *const halo_dir_name[MAXDIR];
+extern const int halo_opp[MAXDIR]; /* the direction pointing back */
+
+struct halo {
+    MPI_Comm comm;
+    const char *comm_name;
+    int rank, size, dims[2], row, col, periodic, nnbr;
+    int partner[MAXDIR]; /* comm rank, MPI_PROC_NULL past a non-periodic edge */
+    int dirs[MAXDIR];    /* directions that have a partner, ndirs of them */
+    int ndirs;
+    int colour, ncolours, pcolour[MAXDIR]; /* phased: my colour and each partner's */
+    int count;                             /* doubles per message */
+    double *sbuf[MAXDIR], *rbuf[MAXDIR];   /* by direction; a method may repoint rbuf */
+    MPI_Request req[2 * MAXDIR];
+    void *priv; /* the method's own state */
+};
+
+/* Message conventions (all methods): the message for direction d is sent to
+ * partner[d] with tag d; rbuf[d] receives from partner[d] with tag
+ * halo_opp[d].  Distinct tags keep a partner that is ours twice (2x2
+ * periodic) or ourselves (periodic dimension of 1) apart. */
+
+struct halo_method {
+    const char *name;
+    const char *(*setup)(struct halo *); /* NULL, or why the method is n/a here */
+    void (*run)(struct halo *, long iters);
+    void (*teardown)(struct halo *);
+};
+
+extern const struct halo_method halo_p2p_methods[]; /* p2p.c, ends with {0} */
+
+/* grid.c */
+enum comm_kind { COMM_WORLD, COMM_DUP, COMM_EVENODD, COMM_CART, COMM_NODE, COMM_RANDOM, NCOMM };
+extern const char *const halo_comm_names[NCOMM];
+/* Creates communicator `kind` (collective over world); *note gets a remark
+ * for the table footer or metadata (e.g. whether cart reordered). */
+MPI_Comm halo_comm_create(enum comm_kind kind, MPI_Comm world, int periodic, unsigned long seed, char *note,
+                          size_t len);
+void halo_neighbors(struct halo *h, MPI_Comm comm, int periodic, int nnbr);
+
+/* report.c: the talk-shaped tables (rank 0) */
+void halo_report(const struct mb_run *run, const char *cart_note[2]);
+#endif

@@ -1,0 +1,105 @@
+/* The point-to-point halo exchanges (MPI-1). */
+#include "halo.h"
+
+#define DBL MPI_DOUBLE
+
+static void post_irecvs(struct halo *h, MPI_Request *r)
+{
+    for (int i = 0; i < h->ndirs; i++) {
+        int d = h->dirs[i];
+        MPI_Irecv(h->rbuf[d], h->count, DBL, h->partner[d], halo_opp[d], h->comm, &r[i]);
+    }
+}
+
+static void irecv_send(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++) {
+        post_irecvs(h, h->req);
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i];
+            MPI_Send(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm);
+        }
+        MPI_Waitall(h->ndirs, h->req, MPI_STATUSES_IGNORE);
+    }
+}
+
+static void irecv_isend(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++) {
+        post_irecvs(h, h->req);
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i];
+            MPI_Isend(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm, &h->req[h->ndirs + i]);
+        }
+        MPI_Waitall(2 * h->ndirs, h->req, MPI_STATUSES_IGNORE);
+    }
+}
+
+/* Phased (red-black; 4 colours for 8 neighbours): colour c sends in phase c,
+ * and nobody sends before it has received the data of every neighbour of an
+ * earlier colour — so only one colour injects at a time.  Receives are
+ * posted first, which keeps it deadlock-free even where two neighbours share
+ * a colour (odd periodic dimensions, a process that is its own neighbour). */
+static void phased(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++) {
+        post_irecvs(h, h->req);
+        for (int c = 0; c < h->ncolours; c++) {
+            if (c == h->colour) {
+                for (int i = 0; i < h->ndirs; i++) {
+                    int d = h->dirs[i];
+                    MPI_Send(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm);
+                }
+                continue;
+            }
+            if (c > h->colour) continue;
+            for (int i = 0; i < h->ndirs; i++)
+                if (h->pcolour[h->dirs[i]] == c) MPI_Wait(&h->req[i], MPI_STATUS_IGNORE);
+        }
+        MPI_Waitall(h->ndirs, h->req, MPI_STATUSES_IGNORE); /* the rest (completed ones are null) */
+    }
+}
+
+static const char *persistent_setup(struct halo *h)
+{
+    for (int i = 0; i < h->ndirs; i++) {
+        int d = h->dirs[i];
+        MPI_Recv_init(h->rbuf[d], h->count, DBL, h->partner[d], halo_opp[d], h->comm, &h->req[i]);
+        MPI_Send_init(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm, &h->req[h->ndirs + i]);
+    }
+    return NULL;
+}
+
+static void persistent(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++) {
+        MPI_Startall(2 * h->ndirs, h->req);
+        MPI_Waitall(2 * h->ndirs, h->req, MPI_STATUSES_IGNORE);
+    }
+}
+
+static void persistent_free(struct halo *h)
+{
+    for (int i = 0; i < 2 * h->ndirs; i++) MPI_Request_free(&h->req[i]);
+}
+
+/* A shift per direction: send along d, receive what comes along d from the
+ * opposite neighbour — every process does the same direction at once. */
+static void sendrecv(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++)
+        for (int d = 0; d < h->nnbr; d++) {
+            int o = halo_opp[d];
+            MPI_Sendrecv(h->sbuf[d], h->count, DBL, h->partner[d], d, h->rbuf[o], h->count, DBL, h->partner[o], d,
+                         h->comm, MPI_STATUS_IGNORE);
+        }
+}
+
+const struct halo_method halo_p2p_methods[] = {
+    {"irecv-send", NULL, irecv_send, NULL},
+    {"irecv-isend", NULL, irecv_isend, NULL},
+    {"phased", NULL, phased, NULL},
+    {"persistent", persistent_setup, persistent, persistent_free},
+    {"sendrecv", NULL, sendrecv, NULL},
+    {0},
+};

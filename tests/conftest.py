@@ -1,0 +1,120 @@
+"""Shared helpers for the integration tests: launch a program under MPICH or
+Open MPI (the builds `make test-builds` puts in build/<lib>/bin) and read back
+the CSV + JSON it wrote."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COLUMNS = (
+    "run_id,program,test,method,comm,neighbors,periodic,bytes,nprocs,nnodes,ppn,threads,thread_level,"
+    "iters,reps,stop_reason,time_min_s,time_median_s,time_mean_s,time_max_s,time_stddev_s,time_ci_lo_s,"
+    "time_ci_hi_s,mbps,verified,label"
+).split(",")
+
+LIBS = ("openmpi", "mpich")
+
+
+def bindir(lib: str, san: str | None = None) -> Path:
+    return ROOT / "build" / (f"{lib}-{san}" if san else lib) / "bin"
+
+
+def have(lib: str, program: str, san: str | None = None) -> bool:
+    return (bindir(lib, san) / program).exists()
+
+
+def launcher(lib: str, n: int) -> list[str]:
+    """The mpiexec command line for lib; Open MPI quietly oversubscribed."""
+    if lib == "openmpi":
+        cmd = ["mpiexec.openmpi", "-q", "--oversubscribe"]
+        if os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        return [*cmd, "-n", str(n)]
+    return ["mpiexec.mpich", "-n", str(n)]
+
+
+def sanitizer_env(lib: str) -> dict[str, str]:
+    """Environment that keeps the MPI libraries quiet under ASan (DESIGN.md facts)."""
+    env = {"HWLOC_COMPONENTS": "-pci", "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0"}
+    env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    if lib == "openmpi":
+        env["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
+    return env
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    csv_path: Path
+
+    @property
+    def json_path(self) -> Path:
+        return self.csv_path.with_suffix(".json")
+
+    def rows(self) -> list[dict[str, str]]:
+        with open(self.csv_path, newline="") as f:
+            return list(csv.DictReader(f))
+
+    def meta(self) -> dict:
+        return json.loads(self.json_path.read_text())
+
+    def header(self) -> list[str]:
+        with open(self.csv_path, newline="") as f:
+            return next(csv.reader(f))
+
+
+def run_mpi(
+    lib: str,
+    n: int,
+    program: str,
+    *args: str,
+    out: Path,
+    timeout: float = 300,
+    san: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Run:
+    """Runs program on n ranks, writing its CSV to out (a .csv path)."""
+    exe = bindir(lib, san) / program
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    full_env = dict(os.environ)
+    full_env.update(sanitizer_env(lib) if san else {})
+    full_env.update(env or {})
+    cmd = [*launcher(lib, n), str(exe), "-o", str(out), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=out.parent)
+    return Run(p.returncode, p.stdout, p.stderr, out)
+
+
+def check_schema(run: Run, program: str, nprocs: int) -> list[dict[str, str]]:
+    """The CSV has exactly the common columns and the JSON says complete."""
+    assert run.header() == COLUMNS
+    rows = run.rows()
+    assert rows, "no rows written"
+    for r in rows:
+        assert r["program"] == program
+        assert int(r["nprocs"]) == nprocs
+    meta = run.meta()
+    assert meta["complete"] is True
+    assert meta["schema_version"] == 1
+    assert meta["rows"] == len(rows)
+    assert meta["nprocs"] == nprocs
+    return rows
+
+
+@pytest.fixture(params=LIBS)
+def lib(request: pytest.FixtureRequest) -> str:
+    if not shutil.which(f"mpiexec.{request.param}"):
+        pytest.skip(f"mpiexec.{request.param} not installed")
+    return str(request.param)
