@@ -1,13 +1,184 @@
-"""Command line entry point (placeholder until the analysis issue lands)."""
+"""mpimb-report: tables, plots, comparison reports, models and validation of mpimb results."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
+
+from . import __version__
+from .load import InputError, frame, load
+
+PROG = "mpimb-report"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """One line on stderr, exit 2 (no usage dump)."""
+        sys.stderr.write(f"{PROG}: {message} (see '{PROG} --help')\n")
+        sys.exit(2)
+
+
+def _warn(lines: list[str]) -> None:
+    for w in lines:
+        sys.stderr.write(f"{PROG}: warning: {w}\n")
+
+
+def cmd_validate(a: argparse.Namespace) -> int:
+    runs, probs, warns = load(a.paths, strict=False)
+    _warn(warns)
+    for p in probs:
+        print(p)
+    if probs:
+        sys.stderr.write(f"{PROG}: {len(probs)} problem(s) found\n")
+        return 1
+    nrows = sum(len(r.rows) for r in runs)
+    print(f"ok: {len(runs)} run(s), {nrows} row(s)")
+    return 0
+
+
+def cmd_table(a: argparse.Namespace) -> int:
+    from .tables import build
+
+    runs, _, warns = load(a.paths)
+    _warn(warns)
+    df = frame(runs)
+    tables = build(df, a.stat)
+    sep = "\n"
+    text = sep.join(t.render(a.format) for t in tables)
+    if a.format == "html":
+        from .report import html_page
+
+        text = html_page("mpimb tables", "<main>" + text + "</main>")
+    sys.stdout.write(text)
+    return 0
+
+
+def cmd_plot(a: argparse.Namespace) -> int:
+    from .plots import all_plots
+
+    runs, _, warns = load(a.paths)
+    _warn(warns)
+    out = Path(a.output)
+    out.mkdir(parents=True, exist_ok=True)
+    figs = all_plots(frame(runs), a.stat)
+    for f in figs:
+        for ext in ("png", "svg"):
+            p = out / f"{f.name}.{ext}"
+            p.write_bytes(f.png if ext == "png" else f.svg)
+    print(f"{len(figs)} plot(s) (PNG + SVG) in {out}")
+    return 0
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from .report import write_report
+
+    runs, _, warns = load(a.paths)
+    _warn(warns)
+    write_report(runs, Path(a.output), a.stat, warns)
+    print(f"report: {a.output}")
+    return 0
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    from .compare import write_compare
+
+    sets = []
+    allwarn: list[str] = []
+    for p in a.sets:
+        runs, _, warns = load([p])
+        allwarn += warns
+        sets.append((p, runs))
+    _warn(allwarn)
+    out = Path(a.output)
+    md = write_compare(sets, out, a.stat, allwarn, max_rows=a.max_rows)
+    print(f"report: {out} (+ {md})")
+    return 0
+
+
+def cmd_model(a: argparse.Namespace) -> int:
+    from .model import run_model
+
+    if (a.alpha is None) != (a.bandwidth is None):
+        sys.stderr.write(f"{PROG}: --alpha and --bandwidth go together\n")
+        return 2
+    for name in ("alpha", "bandwidth"):
+        v = getattr(a, name)
+        if v is not None and not (v > 0 and v < float("inf")):
+            sys.stderr.write(f"{PROG}: --{name} must be a positive number, got '{v}'\n")
+            return 2
+    runs, _, warns = load(a.paths)
+    _warn(warns)
+    sys.stdout.write(run_model(frame(runs), a.stat, a.format, a.alpha, a.bandwidth))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Tables, plots and comparison reports from mpimb results "
+                "(CSV + JSON files or directories of them).")
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    stat = {"choices": ["median", "min"], "default": "median",
+            "help": "statistic shown: median (default) or min (mpptest/halocompare style)"}
+
+    v = sub.add_parser("validate", help="schema and consistency check; file:line per problem, exit 1 if any")
+    v.add_argument("paths", nargs="+", metavar="PATH")
+    v.set_defaults(fn=cmd_validate)
+
+    t = sub.add_parser("table", help="the natural tables of each program")
+    t.add_argument("paths", nargs="+", metavar="PATH")
+    t.add_argument("--format", choices=["text", "markdown", "latex", "html", "csv"], default="text")
+    t.add_argument("--stat", **stat)  # type: ignore[arg-type]
+    t.set_defaults(fn=cmd_table)
+
+    pl = sub.add_parser("plot", help="PNG and SVG plots into a directory")
+    pl.add_argument("paths", nargs="+", metavar="PATH")
+    pl.add_argument("-o", "--output", required=True, metavar="DIR")
+    pl.add_argument("--stat", **stat)  # type: ignore[arg-type]
+    pl.set_defaults(fn=cmd_plot)
+
+    r = sub.add_parser("report", help="self-contained HTML report of one result set")
+    r.add_argument("paths", nargs="+", metavar="PATH")
+    r.add_argument("-o", "--output", required=True, metavar="FILE.html")
+    r.add_argument("--stat", **stat)  # type: ignore[arg-type]
+    r.set_defaults(fn=cmd_report)
+
+    c = sub.add_parser("compare", help="compare result sets (B/A ratios) in HTML + Markdown")
+    c.add_argument("sets", nargs="+", metavar="SET", help="a file or directory per result set; the first is A")
+    c.add_argument("-o", "--output", required=True, metavar="FILE.html")
+    c.add_argument("--stat", **stat)  # type: ignore[arg-type]
+    c.add_argument("--max-rows", type=int, default=40, metavar="N",
+                   help="ratio rows shown per test in the HTML/Markdown (all go to the -ratios.csv); default 40")
+    c.set_defaults(fn=cmd_compare)
+
+    m = sub.add_parser("model", help="fit Hockney alpha/beta from pingpong; measured/predicted halo and collectives")
+    m.add_argument("paths", nargs="+", metavar="PATH")
+    m.add_argument("--format", choices=["text", "markdown", "latex", "html", "csv"], default="text")
+    m.add_argument("--stat", **stat)  # type: ignore[arg-type]
+    m.add_argument("--alpha", type=float, metavar="US", help="latency α in µs (with --bandwidth: use these "
+                   "instead of, or besides, a pingpong fit)")
+    m.add_argument("--bandwidth", type=float, metavar="MB/S", help="bandwidth 1/β in 10^6 B/s")
+    m.set_defaults(fn=cmd_model)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    print("mpimb-report: not implemented yet", file=sys.stderr)
-    return 2
+    a = parser().parse_args(argv)
+    if a.cmd == "compare" and len(a.sets) < 2:
+        sys.stderr.write(f"{PROG}: compare needs at least two result sets (A B [C...])\n")
+        return 2
+    try:
+        return int(a.fn(a))
+    except InputError as e:
+        for line in e.problems:
+            sys.stderr.write(f"{PROG}: {line}\n")
+        return 1
+    except BrokenPipeError:
+        return 0
+    except (OSError, ValueError) as e:
+        sys.stderr.write(f"{PROG}: {e}\n")
+        return 1
 
 
 if __name__ == "__main__":

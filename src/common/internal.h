@@ -16,6 +16,12 @@ void mb_csv_row(const struct mb_run *run, const struct mb_row *row);
 struct mb_meta_ranks;
 void mb_meta_gather(struct mb_run *run);
 int mb_meta_write(struct mb_run *run, int complete);
+/* The metadata JSON; ended_by (or NULL) says why an incomplete run stopped. */
+void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended_by);
+
+/* term.c: SIGTERM leaves metadata saying so (rank 0) */
+void mb_term_install(struct mb_run *run);
+void mb_term_update(struct mb_run *run);
 void mb_utc_now(char *buf, size_t len, int compact);
 
 /* watchdog.c */

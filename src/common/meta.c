@@ -52,6 +52,11 @@ void mb_meta_gather(struct mb_run *run)
     int len = 0;
     char host[MPI_MAX_PROCESSOR_NAME];
     MPI_Get_processor_name(host, &len);
+#ifdef MB_SIMULATED
+    /* SMPI: every rank lives in this one process; the real machine's topology
+     * says nothing about the simulated node, and 1024 loads cost minutes. */
+    snprintf(cpus, sizeof cpus, "simulated");
+#else
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) == 0) {
         hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE); /* no PCI scan */
@@ -69,6 +74,7 @@ void mb_meta_gather(struct mb_run *run)
         }
         hwloc_topology_destroy(topo);
     }
+#endif
     memcpy(rec, host, strnlen(host, REC / 2 - 1)); /* rec is zeroed: both stay terminated */
     memcpy(rec + REC / 2, cpus, strnlen(cpus, REC / 2 - 1));
     if (run->rank == 0) M.recs = malloc((size_t)run->nprocs * REC);
@@ -155,7 +161,7 @@ static void ranks(FILE *f, const struct mb_run *run)
     fputs("\n  ]", f);
 }
 
-static void write_json(FILE *f, struct mb_run *run, int complete)
+void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended_by)
 {
     const struct mb_opts *o = &run->opts;
     char end[32];
@@ -175,8 +181,23 @@ static void write_json(FILE *f, struct mb_run *run, int complete)
     else
         fputs("null", f);
     fprintf(f, ",\n  \"complete\": %s,\n", complete ? "true" : "false");
+    if (ended_by) fprintf(f, "  \"ended_by\": \"%s\",\n", ended_by);
 #ifdef MB_SIMULATED
     fputs("  \"simulated\": true,\n", f);
+    /* set by scripts/simulate: which platform file, byte for byte */
+    static const char *const platform_env[][2] = {{"name", "MPIMB_PLATFORM"}, {"file", "MPIMB_PLATFORM_FILE"},
+                                                  {"sha256", "MPIMB_PLATFORM_SHA256"},
+                                                  {"smpi_config", "MPIMB_SMPI_CONFIG"}};
+    fputs("  \"platform\": {", f);
+    for (size_t i = 0; i < sizeof platform_env / sizeof *platform_env; i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "", platform_env[i][0]);
+        const char *v = getenv(platform_env[i][1]);
+        if (v)
+            jstr(f, v);
+        else
+            fputs("null", f);
+    }
+    fputs("},\n", f);
 #else
     fputs("  \"simulated\": false,\n", f);
 #endif
@@ -225,7 +246,7 @@ int mb_meta_write(struct mb_run *run, int complete)
         free(tmp);
         return -1;
     }
-    write_json(f, run, complete);
+    mb_meta_render(f, run, complete, NULL);
     int rc = fclose(f) == 0 ? rename(tmp, run->json_path) : -1;
     if (rc) remove(tmp);
     free(tmp);

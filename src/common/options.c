@@ -166,6 +166,9 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     int nc = count_opts(common), n = nc + count_opts(prog->options);
     struct option *lo = calloc((size_t)n + 1, sizeof *lo);
     char shorts[128] = ":";
+    memset(is_explicit, 0, sizeof is_explicit); /* parsing starts afresh each call */
+    want_help = want_version = want_list = 0;
+    stat_idx = -1;
     O = (struct mb_opts){.timeout = 300, .reps = 10, .max_reps = 1000, .warmup = 5, .rel_ci = 0.02,
                          .time_budget = 0.25, .min_rep_time = 1e-3};
     for (int i = 0; i < n; i++) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 static char *cmdline_json(int argc, char **argv)
@@ -70,6 +71,21 @@ static void default_label(char *buf, size_t len)
     buf[j] = 0;
 }
 
+/* A full disk is found at start, not after an hour of measurements: a run
+ * needs little, but less than 1 MiB free means rows would be lost. */
+static int no_room(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash == dir ? (void)(dir[1] = 0) : (void)(*slash = 0);
+    else
+        snprintf(dir, sizeof dir, ".");
+    struct statvfs v;
+    return statvfs(dir, &v) == 0 && (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20);
+}
+
 /* Rank 0: chooses the CSV/JSON paths and creates both files. */
 static int open_outputs(struct mb_run *run, char *err, size_t len)
 {
@@ -105,6 +121,13 @@ static int open_outputs(struct mb_run *run, char *err, size_t len)
     run->csv = fopen(run->csv_path, "w");
     if (!run->csv) {
         snprintf(err, len, "cannot write '%s': %s", run->csv_path, strerror(errno));
+        return -1;
+    }
+    if (no_room(run->csv_path)) {
+        snprintf(err, len, "no space left for results in the directory of '%s'", run->csv_path);
+        fclose(run->csv);
+        run->csv = NULL;
+        remove(run->csv_path);
         return -1;
     }
     mb_csv_header(run->csv);
@@ -180,6 +203,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, run->world);
     if (msg[0]) mb_usage_error(run, "%s", msg);
     mb_watchdog_start(prog->name, run->rank);
+    mb_term_install(run);
     run->t_start = t0;
     return run;
 }
@@ -235,6 +259,7 @@ void mb_end(struct mb_run *run, struct mb_row *row)
     }
     run->rows[run->nrows++] = *row;
     mb_csv_row(run, row);
+    mb_term_update(run);
     char desc[200];
     mb_row_desc(run, row, desc, sizeof desc);
     if (row->na)

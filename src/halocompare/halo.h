@@ -23,7 +23,12 @@ struct halo {
     double *sbuf[MAXDIR], *rbuf[MAXDIR];   /* by direction; a method may repoint rbuf */
     MPI_Request req[2 * MAXDIR];
     void *priv; /* the method's own state */
+    int win_flavor;      /* RMA: HALO_WIN_CREATE or HALO_WIN_ALLOCATE (--win) */
+    unsigned rma_assert; /* RMA: HALO_ASSERT_* bits (--assert) */
 };
+
+enum { HALO_WIN_CREATE, HALO_WIN_ALLOCATE };
+enum { HALO_ASSERT_NOPRECEDE = 1, HALO_ASSERT_NOSUCCEED = 2, HALO_ASSERT_NOCHECK = 4 };
 
 /* Message conventions (all methods): the message for direction d is sent to
  * partner[d] with tag d; rbuf[d] receives from partner[d] with tag
@@ -37,7 +42,9 @@ struct halo_method {
     void (*teardown)(struct halo *);
 };
 
-extern const struct halo_method halo_p2p_methods[]; /* p2p.c, ends with {0} */
+extern const struct halo_method halo_p2p_methods[];      /* p2p.c, ends with {0} */
+extern const struct halo_method halo_rma_methods[];      /* rma.c */
+extern const struct halo_method halo_neighbor_methods[]; /* neighbor.c */
 
 /* grid.c */
 enum comm_kind { COMM_WORLD, COMM_DUP, COMM_EVENODD, COMM_CART, COMM_NODE, COMM_RANDOM, NCOMM };
@@ -49,5 +56,7 @@ MPI_Comm halo_comm_create(enum comm_kind kind, MPI_Comm world, int periodic, uns
 void halo_neighbors(struct halo *h, MPI_Comm comm, int periodic, int nnbr);
 
 /* report.c: the talk-shaped tables (rank 0) */
-void halo_report(const struct mb_run *run, const char *cart_note[2]);
+/* rma_note: the RMA settings (window flavour, assertions), printed under
+ * the one-sided table. */
+void halo_report(const struct mb_run *run, const char *cart_note[2], const char *rma_note);
 #endif

@@ -6,8 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Deliberately unsafe (issue 10): every process sends all its messages with
+ * MPI_Send before it receives any — correct only while the library buffers
+ * them (below the eager limit); above it the job deadlocks and the watchdog
+ * (--timeout) names the test.  Selectable only with --unsafe. */
+static void send_recv_naive(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++) {
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i];
+            MPI_Send(h->sbuf[d], h->count, MPI_DOUBLE, h->partner[d], d, h->comm);
+        }
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i];
+            MPI_Recv(h->rbuf[d], h->count, MPI_DOUBLE, h->partner[d], halo_opp[d], h->comm, MPI_STATUS_IGNORE);
+        }
+    }
+}
+#define NAIVE "send-recv-naive"
+static const struct halo_method unsafe_methods[] = {{NAIVE, NULL, send_recv_naive, NULL}, {0}};
+
 /* All method families, in table order. */
-static const struct halo_method *const families[] = {halo_p2p_methods};
+static const struct halo_method *const families[] = {halo_p2p_methods, halo_rma_methods, halo_neighbor_methods,
+                                                     unsafe_methods};
 static const struct halo_method *methods[64];
 static int nmethods;
 static char method_choices[1024];
@@ -15,6 +36,9 @@ static char method_choices[1024];
 static long count = 2000, seed = 1;
 static unsigned long sel_methods, sel_comms, sel_nbrs, sel_tests;
 static int periodic_choice = -1; /* no, yes, both */
+static int win_flavor = HALO_WIN_ALLOCATE, unsafe;
+static unsigned long rma_assert;
+static const char *const win_names[] = {"create", "allocate"};
 
 static const struct mb_option options[] = {
     {"count", 'c', MB_OPT_INT, &count, 1, 1 << 24, NULL, "doubles per neighbour message (2000)"},
@@ -25,13 +49,19 @@ static const struct mb_option options[] = {
     {"periodic", 0, MB_OPT_CHOICE, &periodic_choice, 0, 0, "no,yes,both", "mesh boundaries (default: both)"},
     {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0, "halo,one-sender", "tests to run (default: all)"},
     {"seed", 0, MB_OPT_INT, &seed, 0, 2147483647, NULL, "seed of the random rank ordering (1)"},
+    {"win", 0, MB_OPT_CHOICE, &win_flavor, 0, 0, "create,allocate",
+     "RMA window flavour: MPI_Win_create or MPI_Win_allocate (allocate)"},
+    {"assert", 0, MB_OPT_LIST, &rma_assert, 0, 0, "noprecede,nosucceed,nocheck",
+     "RMA assertions: MPI_MODE_NOPRECEDE/NOSUCCEED on fences, NOCHECK on locks (none)"},
+    {"unsafe", 0, MB_OPT_FLAG, &unsafe, 0, 0, NULL, "allow the deliberately unsafe method " NAIVE " (may deadlock)"},
     {0},
 };
 
 static void list(void)
 {
     printf("tests: halo, one-sender\nmethods:");
-    for (int i = 0; i < nmethods; i++) printf(" %s", methods[i]->name);
+    for (int i = 0; i < nmethods; i++)
+        printf(" %s%s", methods[i]->name, strcmp(methods[i]->name, NAIVE) ? "" : " (needs --unsafe)");
     printf("\ncomms:");
     for (int c = 0; c < NCOMM; c++) printf(" %s", halo_comm_names[c]);
     printf("\nneighbors: 4 8\nperiodic: no yes\n");
@@ -47,12 +77,28 @@ static void collect_methods(void)
         }
 }
 
+static int naive_index(void)
+{
+    for (int i = 0; i < nmethods; i++)
+        if (!strcmp(methods[i]->name, NAIVE)) return i;
+    return -1;
+}
+
+/* "all" (every bit set) never selects the unsafe method; naming it needs --unsafe. */
+static const char *validate(void)
+{
+    if (!unsafe && sel_methods != ~0ul && (sel_methods >> naive_index() & 1))
+        return "--methods " NAIVE " needs --unsafe (it deadlocks above the eager limit)";
+    return NULL;
+}
+
 static const struct mb_program program = {
     .name = "halocompare",
     .summary = "2-D halo exchange: methods x communicators x 4/8 neighbours x periodic, in MB/s per process",
     .options = options,
     .thread_level = MPI_THREAD_SINGLE,
     .list = list,
+    .validate = validate,
 };
 
 /* What the kernels see: the halo, the method, and (one-sender) who sends. */
@@ -91,6 +137,10 @@ static int check_dir(struct halo *h, int d, long it, char *msg, size_t len)
 static int check(void *state, long it, char *msg, size_t len)
 {
     struct call *c = state;
+    /* Self-test of the verifier (used by the tests): the named rank spoils
+     * one received element before checking, which must be reported. */
+    const char *spoil = getenv("MPIMB_SELFTEST_CORRUPT_RANK");
+    if (spoil && atoi(spoil) == c->h->rank && c->h->ndirs && c->h->count) c->h->rbuf[c->h->dirs[0]][c->h->count / 2] += 1;
     for (int i = 0; i < c->h->ndirs; i++) {
         int d = c->h->dirs[i];
         if ((c->sender < 0 || c->h->partner[d] == c->sender) && check_dir(c->h, d, it, msg, len)) return 1;
@@ -106,7 +156,10 @@ static void method_run(void *state, long iters)
     c->m->run(c->h, iters);
 }
 
-/* One interior process sends to all its neighbours, nobody else sends. */
+/* One interior process sends to all its neighbours, nobody else sends.
+ * (GCC 12 mistakes MPICH's MPI_STATUSES_IGNORE for an empty array here.) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
 static void one_sender_run(void *state, long iters)
 {
     struct call *c = state;
@@ -126,6 +179,7 @@ static void one_sender_run(void *state, long iters)
         MPI_Waitall(n, h->req, MPI_STATUSES_IGNORE);
     }
 }
+#pragma GCC diagnostic pop
 
 /* ------------------------------------------------------------------ driver */
 
@@ -146,6 +200,8 @@ static double sent_bytes(const struct halo *h)
     return (double)most * h->count * 8;
 }
 
+static double *sbuf_own[MAXDIR], *rbuf_own[MAXDIR];
+
 static void run_halo(struct mb_run *run, struct halo *h)
 {
     double sent = sent_bytes(h);
@@ -156,6 +212,8 @@ static void run_halo(struct mb_run *run, struct halo *h)
         describe(&row, h, h->periodic, h->nnbr);
         row.sent_bytes = sent;
         mb_begin(run, &row);
+        memcpy(h->sbuf, sbuf_own, sizeof sbuf_own); /* undo the previous method's repointing */
+        memcpy(h->rbuf, rbuf_own, sizeof rbuf_own);
         const char *why = methods[i]->setup ? methods[i]->setup(h) : NULL;
         if (why) {
             mb_na(run, &row, "%s", why);
@@ -195,19 +253,18 @@ int main(int argc, char **argv)
     if (!sel_nbrs) sel_nbrs = 3;
     if (!sel_tests) sel_tests = 3;
     sel_methods &= (1ul << nmethods) - 1;
+    if (!unsafe) sel_methods &= ~(1ul << naive_index());
     int first_p = periodic_choice == 1 ? 1 : 0, last_p = periodic_choice == 0 ? 0 : 1;
     int nblocks = last_p - first_p + 1, nnbrs = popcount(sel_nbrs & 3);
 
     run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * popcount(sel_methods) : 0;
     run->ntotal += (sel_tests & 2) ? nblocks * nnbrs : 0;
 
-    struct halo h = {.count = (int)count};
+    struct halo h = {.count = (int)count, .win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};
     for (int d = 0; d < MAXDIR; d++) {
-        h.sbuf[d] = mb_alloc((size_t)count * sizeof(double));
-        h.rbuf[d] = mb_alloc((size_t)count * sizeof(double));
+        h.sbuf[d] = sbuf_own[d] = mb_alloc((size_t)count * sizeof(double));
+        h.rbuf[d] = rbuf_own[d] = mb_alloc((size_t)count * sizeof(double));
     }
-    double *rbuf_own[MAXDIR];
-    memcpy(rbuf_own, h.rbuf, sizeof rbuf_own);
 
     char notes[2][NCOMM][160] = {{{0}}};
     for (int p = first_p; p <= last_p; p++) {
@@ -219,7 +276,6 @@ int main(int argc, char **argv)
             for (int nb = 0; nb < 2; nb++) {
                 if (!(sel_nbrs >> nb & 1)) continue;
                 halo_neighbors(&h, comm, p, nb ? 8 : 4);
-                memcpy(h.rbuf, rbuf_own, sizeof rbuf_own); /* undo a method's repointing */
                 run_halo(run, &h);
             }
             if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
@@ -228,22 +284,30 @@ int main(int argc, char **argv)
             if (!(sel_nbrs >> nb & 1)) continue;
             h.comm_name = "world";
             halo_neighbors(&h, MPI_COMM_WORLD, p, nb ? 8 : 4);
+            memcpy(h.sbuf, sbuf_own, sizeof sbuf_own);
+            memcpy(h.rbuf, rbuf_own, sizeof rbuf_own);
             run_one_sender(run, &h);
         }
     }
 
     /* what the reader of the table needs to know about the orderings */
-    char meta[1024];
+    char meta[1024], rma_note[128];
+    unsigned a = h.rma_assert;
+    snprintf(rma_note, sizeof rma_note, "%s%s%s", a & HALO_ASSERT_NOPRECEDE ? ",noprecede" : "",
+             a & HALO_ASSERT_NOSUCCEED ? ",nosucceed" : "", a & HALO_ASSERT_NOCHECK ? ",nocheck" : "");
     snprintf(meta, sizeof meta,
              "{\"dims\": [%d, %d], \"count\": %ld, \"seed\": %ld, \"cart_reordered\": {\"non_periodic\": \"%s\", "
-             "\"periodic\": \"%s\"}, \"node_ordering\": \"%s\"}",
+             "\"periodic\": \"%s\"}, \"node_ordering\": \"%s\", \"win\": \"%s\", \"assert\": \"%s\"}",
              h.dims[0], h.dims[1], count, seed, notes[0][COMM_CART], notes[1][COMM_CART],
-             notes[first_p][COMM_NODE]);
+             notes[first_p][COMM_NODE], win_names[win_flavor], a ? rma_note + 1 : "none");
+    char rma_line[160];
+    snprintf(rma_line, sizeof rma_line, "RMA: window MPI_Win_%s, assertions %s", win_names[win_flavor],
+             a ? rma_note + 1 : "none");
     mb_meta_add(run, "halocompare", meta);
     const char *cart_note[2] = {notes[0][COMM_CART], notes[1][COMM_CART]};
-    if (run->rank == 0) halo_report(run, cart_note);
+    if (run->rank == 0) halo_report(run, cart_note, rma_line);
     for (int d = 0; d < MAXDIR; d++) {
-        free(h.sbuf[d]);
+        free(sbuf_own[d]);
         free(rbuf_own[d]);
     }
     return mb_finish(run);

@@ -28,7 +28,7 @@ static double rate(const struct mb_run *run, const struct mb_row *r)
 static void cell(char **c, const struct mb_run *run, const struct mb_row *r)
 {
     char buf[32];
-    if (!r)
+    if (!r || (!r->na && r->sent_bytes == 0)) /* no row, or no neighbours to send to */
         snprintf(buf, sizeof buf, "-");
     else if (r->na)
         snprintf(buf, sizeof buf, "n/a");
@@ -37,13 +37,17 @@ static void cell(char **c, const struct mb_run *run, const struct mb_row *r)
     *c = strdup(buf);
 }
 
-/* Distinct values of a row field, in the order they were run. */
-static int distinct(const struct mb_run *run, const char *test, size_t off, const char **out, int max)
+/* The second table: one-sided (rma-*) and neighbourhood-collective methods. */
+static int onesided(const char *method) { return !strncmp(method, "rma-", 4) || !strncmp(method, "neighbor-", 9); }
+
+/* Distinct values of a row field, in the order they were run (halo rows of
+ * one table: family 0 point-to-point, 1 one-sided and neighbourhood). */
+static int distinct(const struct mb_run *run, const char *test, int family, size_t off, const char **out, int max)
 {
     int n = 0;
     for (int i = 0; i < run->nrows; i++) {
         const char *v = (const char *)&run->rows[i] + off;
-        if (strcmp(run->rows[i].test, test)) continue;
+        if (strcmp(run->rows[i].test, test) || onesided(run->rows[i].method) != family) continue;
         int seen = 0;
         for (int k = 0; k < n && !seen; k++) seen = !strcmp(out[k], v);
         if (!seen && n < max) out[n++] = v;
@@ -51,16 +55,17 @@ static int distinct(const struct mb_run *run, const char *test, size_t off, cons
     return n;
 }
 
-static void halo_block(const struct mb_run *run, int periodic, const char *cart_note)
+static void halo_block(const struct mb_run *run, int periodic, int family, const char *note)
 {
     const char *methods[64], *comms[16];
-    int nm = distinct(run, "halo", offsetof(struct mb_row, method), methods, 64);
-    int nc = distinct(run, "halo", offsetof(struct mb_row, comm), comms, 16);
+    int nm = distinct(run, "halo", family, offsetof(struct mb_row, method), methods, 64);
+    int nc = distinct(run, "halo", family, offsetof(struct mb_row, comm), comms, 16);
+    if (!nm) return;
     int nbrs[2], ng = 0;
     for (int nb = 4; nb <= 8; nb += 4)
         for (int i = 0; i < run->nrows; i++)
             if (run->rows[i].neighbors == nb && run->rows[i].periodic == periodic &&
-                !strcmp(run->rows[i].test, "halo")) {
+                !strcmp(run->rows[i].test, "halo") && onesided(run->rows[i].method) == family) {
                 nbrs[ng++] = nb;
                 break;
             }
@@ -83,10 +88,14 @@ static void halo_block(const struct mb_run *run, int periodic, const char *cart_
                      find(run, "halo", methods[m], comms[c], nbrs[g], periodic));
     }
     const struct mb_row *any = find(run, "halo", methods[0], comms[0], nbrs[0], periodic);
-    printf("\n%s mesh, %lld doubles per neighbour: MB/s per process (%s)\n",
-           periodic ? "Periodic" : "Non-periodic", any ? any->bytes / 8 : 0LL, mb_stat_name(run->opts.stat));
+    printf("\n%s mesh%s, %lld doubles per neighbour: MB/s per process (%s)\n",
+           periodic ? "Periodic" : "Non-periodic", family ? ", one-sided and neighbourhood collectives" : "",
+           any ? any->bytes / 8 : 0LL, mb_stat_name(run->opts.stat));
     mb_table_print(stdout, nrows, ncols, cells, groups);
-    if (cart_note && cart_note[0]) printf("cart: MPI_Cart_create(reorder=1) moved %s\n", cart_note);
+    if (family && note && note[0])
+        printf("%s\n", note);
+    else if (!family && note && note[0])
+        printf("cart: MPI_Cart_create(reorder=1) moved %s\n", note);
     for (int i = 0; i < ncols * nrows; i++) free(cells[i]);
     free(cells);
     free(groups);
@@ -94,19 +103,18 @@ static void halo_block(const struct mb_run *run, int periodic, const char *cart_
 
 static void one_sender_block(const struct mb_run *run)
 {
-    char *cells[3 * 6] = {0};
+    enum { MAXROWS = 5, NCOLS = 4 }; /* header + 2 periodicities x 2 stencils */
+    char *cells[MAXROWS * NCOLS] = {0};
     int n = 1;
     cells[0] = strdup("stencil");
     cells[1] = strdup("one-sender");
     cells[2] = strdup("halo irecv-isend");
     cells[3] = strdup("one-sender/halo");
-    cells[4] = strdup("");
-    cells[5] = strdup("");
-    int ncols = 4;
+    int ncols = NCOLS;
     for (int p = 0; p <= 1; p++)
         for (int nb = 4; nb <= 8; nb += 4) {
             const struct mb_row *o = find(run, "one-sender", "isend", "world", nb, p);
-            if (!o || n >= 5) continue;
+            if (!o || n >= MAXROWS) continue;
             const struct mb_row *hr = find(run, "halo", "irecv-isend", "world", nb, p);
             char name[48], ratio[32] = "-";
             snprintf(name, sizeof name, "%d-nbr %s", nb, p ? "periodic" : "non-periodic");
@@ -125,10 +133,13 @@ static void one_sender_block(const struct mb_run *run)
     for (int i = 0; i < n * ncols; i++) free(cells[i]);
 }
 
-void halo_report(const struct mb_run *run, const char *cart_note[2])
+void halo_report(const struct mb_run *run, const char *cart_note[2], const char *rma_note)
 {
     printf("halocompare: %d processes on %d node(s), label %s\n", run->nprocs, run->nnodes, run->label);
-    for (int p = 0; p <= 1; p++) halo_block(run, p, cart_note[p]);
+    for (int p = 0; p <= 1; p++) {
+        halo_block(run, p, 0, cart_note[p]);
+        halo_block(run, p, 1, rma_note);
+    }
     one_sender_block(run);
     printf("\nMB/s = 10^6 bytes one process sends per exchange (neighbours x bytes) / time per exchange,\n"
            "the time being the slowest rank's; n/a = not available here (reason in the CSV).\n");

@@ -1,0 +1,152 @@
+"""model: Hockney fit t(n) = α + β·n of the pingpong latency (half round trip)
+per label and pair placement, then measured / predicted for the halo exchange
+and for collectives under textbook algorithms (Thakur, Rabenseifner & Gropp 2005)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, cast
+
+import numpy as np
+import pandas as pd
+
+from .load import InputError
+from .tables import Table, fmt, fmt_bytes
+
+
+def fit(n: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
+    """(α, β, worst relative error): least squares on relative error, so small sizes count."""
+    a = np.column_stack([1 / t, n / t])
+    (alpha, beta), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+    alpha, beta = max(float(alpha), 0.0), max(float(beta), 0.0)
+    err = float(np.max(np.abs(alpha + beta * n - t) / t))
+    return alpha, beta, err
+
+
+def fits(df: pd.DataFrame, stat: str) -> pd.DataFrame:
+    lat = df[(df["program"] == "pingpong") & (df["test"] == "latency") & ~df["na"] & (df["bytes"] >= 0)]
+    rows = []
+    col = "time_min_s" if stat == "min" else "time_median_s"
+    for key, grp in lat.groupby(["label", "library", "comm"], sort=True):
+        label, lib, comm = cast(tuple[Any, Any, Any], key)
+        s = grp.groupby("bytes")[col].median()
+        if len(s) < 2:
+            continue
+        sizes = s.index.to_numpy(float)
+        alpha, beta, err = fit(sizes, s.to_numpy(float))
+        rows.append({"label": label, "library": lib, "comm": comm, "alpha": alpha, "beta": beta, "err": err,
+                     "sizes": f"{fmt_bytes(sizes.min())}–{fmt_bytes(sizes.max())}", "n": len(s)})
+    return pd.DataFrame(rows)
+
+
+def _log2(p: float) -> float:
+    return float(math.ceil(math.log2(p))) if p > 1 else 0.0
+
+
+# Collective models: f(p, n, α, β) -> seconds (n = bytes as in the CSV's bytes column).
+COLL: dict[str, tuple[str, Callable[[float, float, float, float], float]]] = {
+    "barrier": ("dissemination: ⌈log2 p⌉ α", lambda p, n, a, b: _log2(p) * a),
+    "bcast": ("binomial tree: ⌈log2 p⌉(α + nβ)", lambda p, n, a, b: _log2(p) * (a + n * b)),
+    "reduce": ("binomial tree: ⌈log2 p⌉(α + nβ)", lambda p, n, a, b: _log2(p) * (a + n * b)),
+    "allreduce": ("recursive doubling: ⌈log2 p⌉(α + nβ)", lambda p, n, a, b: _log2(p) * (a + n * b)),
+    "scan": ("recursive doubling: ⌈log2 p⌉(α + nβ)", lambda p, n, a, b: _log2(p) * (a + n * b)),
+    "gather": ("binomial: ⌈log2 p⌉α + (p−1)nβ", lambda p, n, a, b: _log2(p) * a + (p - 1) * n * b),
+    "scatter": ("binomial: ⌈log2 p⌉α + (p−1)nβ", lambda p, n, a, b: _log2(p) * a + (p - 1) * n * b),
+    "allgather": ("ring: (p−1)(α + nβ)", lambda p, n, a, b: (p - 1) * (a + n * b)),
+    "alltoall": ("pairwise: (p−1)(α + nβ)", lambda p, n, a, b: (p - 1) * (a + n * b)),
+    "reduce_scatter_block": ("pairwise: (p−1)(α + nβ)", lambda p, n, a, b: (p - 1) * (a + n * b)),
+}
+BCAST_ALG: dict[str, tuple[str, Callable[[float, float, float, float], float]]] = {
+    "binomial": COLL["bcast"],
+    "chain": ("chain, unsegmented: (p−1)(α + nβ)", lambda p, n, a, b: (p - 1) * (a + n * b)),
+    "scatter-allgather": ("⌈log2 p⌉α + (p−1)α + 2(p−1)/p·nβ",
+                          lambda p, n, a, b: (_log2(p) + p - 1) * a + 2 * (p - 1) / p * n * b),
+}
+
+
+@dataclass
+class Fit:
+    comm: str
+    alpha: float
+    beta: float
+
+
+def pick(fitted: pd.DataFrame, label: str, nnodes: float) -> Fit | None:
+    f = fitted[fitted["label"] == label]
+    if f.empty:
+        f = fitted[fitted["label"] == "*"]
+    if f.empty:
+        return None
+    want = "inter" if nnodes > 1 else "intra"
+    m = f[f["comm"] == want]
+    r = (m if not m.empty else f).to_dict("records")[0]
+    return Fit(str(r["comm"]), float(r["alpha"]), float(r["beta"]))
+
+
+def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None = None,
+              bandwidth_mbps: float | None = None) -> str:
+    fitted = fits(df, stat)
+    if alpha_us is not None and bandwidth_mbps is not None:
+        given = pd.DataFrame([{"label": "*", "library": "given", "comm": "--alpha/--bandwidth",
+                               "alpha": alpha_us * 1e-6, "beta": 1 / (bandwidth_mbps * 1e6), "err": math.nan,
+                               "sizes": "", "n": 0}])
+        fitted = given if fitted.empty else pd.concat([fitted, given], ignore_index=True)
+    if fitted.empty:
+        raise InputError("no pingpong 'latency' rows over two or more message sizes in the input: the model "
+                         "fits α and β from them (pass pingpong results too, or give --alpha and --bandwidth)")
+    col = "time_min_s" if stat == "min" else "time_median_s"
+    tables = [Table("Hockney fit of pingpong latency: t(n) = α + β·n", ["label · MPI · pairs", "α [µs]",
+                    "β [ns/B]", "1/β [MB/s]", "worst fit error", "sizes"],
+                    [[f"{r['label']} · {r['library']} · {r['comm']}", fmt(r["alpha"] * 1e6),
+                      f"{r['beta'] * 1e9:.4g}", fmt(1 / r["beta"] / 1e6) if r["beta"] > 0 else "∞",
+                      f"{r['err'] * 100:.1f} %" if math.isfinite(r["err"]) else "given", str(r["sizes"])]
+                     for r in fitted.to_dict("records")],
+                    notes=[("Weighted least squares on relative error over all sizes; intra = both ranks on one "
+                           "node, inter = on two nodes.")])]
+    halo = df[(df["program"] == "halocompare") & (df["test"] == "halo") & ~df["na"]]
+    for key, h in halo.groupby(["label", "nprocs"], sort=True):
+        label, nprocs = cast(tuple[Any, Any], key)
+        f = pick(fitted, str(label), float(h["nnodes"].max()))
+        if f is None:
+            continue
+        comm = "world" if (h["comm"] == "world").any() else str(h["comm"].iloc[0])
+        h = h[h["comm"] == comm]
+        g = h.groupby(["neighbors", "periodic", "bytes", "method"], sort=True)[col].median().reset_index()
+        rows = []
+        for r in g.to_dict("records"):
+            pred = r["neighbors"] * (f.alpha + f.beta * r["bytes"])
+            meas = r[col]
+            kind = "periodic" if r["periodic"] == 1 else "non-periodic"
+            rows.append([f"{int(r['neighbors'])}-nbr {kind} {r['method']}", fmt_bytes(r["bytes"]), fmt(meas * 1e6),
+                         fmt(pred * 1e6), f"{meas / pred:.2f}"])
+        tables.append(Table(f"Halo exchange, {label}, {int(nprocs)} ranks, comm {comm}: measured / predicted "
+                            f"(fit {f.comm})", ["stencil method", "bytes/nbr", "measured [µs]", "predicted [µs]",
+                                                "measured/predicted"], rows,
+                            notes=[("Prediction: k(α + nβ) — the k messages of one process leave one after the "
+                                   "other; > 1 means slower than the point-to-point model explains.")]))
+    coll = df[(df["program"] == "collectives") & ~df["na"]]
+    for key, c in coll.groupby(["label", "nprocs"], sort=True):
+        label, nprocs = cast(tuple[Any, Any], key)
+        f = pick(fitted, str(label), float(c["nnodes"].max()))
+        if f is None:
+            continue
+        p = float(nprocs)
+        g = c.groupby(["test", "method", "bytes"], sort=False, dropna=False)[col].median().reset_index()
+        rows = []
+        for r in g.to_dict("records"):
+            test, method, nb = str(r["test"]), str(r["method"]), float(r["bytes"])
+            base = test[1:] if test.startswith("i") and test[1:] in COLL else test
+            model = BCAST_ALG.get(method) if base == "bcast" and method != "library" else COLL.get(base)
+            if model is None:
+                continue
+            n = 0.0 if math.isnan(nb) or nb < 0 else nb
+            pred = model[1](p, n, f.alpha, f.beta)
+            meas = float(r[col])
+            rows.append([f"{test} {method}", fmt_bytes(n) if n else "", fmt(meas * 1e6), fmt(pred * 1e6),
+                         f"{meas / pred:.2f}" if pred > 0 else "", model[0]])
+        if rows:
+            tables.append(Table(f"Collectives, {label}, {int(nprocs)} ranks: measured / predicted (fit {f.comm})",
+                                ["collective method", "bytes", "measured [µs]", "predicted [µs]",
+                                 "measured/predicted", "model"], rows))
+    return "\n".join(t.render(out_fmt) for t in tables)

@@ -1,0 +1,63 @@
+# Shared by slurm/sweep and slurm/collect (sourced, not run).
+# shellcheck shell=bash
+
+# The programs a sweep may run (the suite's five).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+MPIMB_PROGRAMS=(halocompare pingpong collectives rma threads)
+
+# One clear line on stderr, exit 2 (usage error).
+die() {
+    printf '%s: %s\n' "$MPIMB_ME" "$*" >&2
+    exit 2
+}
+
+# A label, program or configuration name: letters, digits, '.', '_', '-'.
+is_name() {
+    [[ "$1" =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]
+}
+
+check_label() { # value [what, default --label]
+    local l=$1 what=${2:---label}
+    [[ -n "$l" ]] || die "$what must not be empty"
+    if [[ "$l" == */* || "$l" =~ [[:space:]] ]] || ! is_name "$l"; then
+        die "$what may hold only letters, digits, '.', '_' and '-' (no '/' or spaces), got '$l'"
+    fi
+}
+
+# The default label: the short host name, reduced to the characters a label allows.
+default_label() {
+    local h
+    h=$(hostname 2>/dev/null || echo unknown)
+    h=${h%%.*}
+    printf '%s' "${h//[^A-Za-z0-9._-]/_}"
+}
+
+# A configuration's name: PROGRAM-N<nodes>-ppn<ranks per node>[-t<threads>].
+config_name() { # program nodes ppn [threads]
+    printf '%s-N%s-ppn%s%s' "$1" "$2" "$3" "${4:+-t$4}"
+}
+
+# Prints a word for a bash script: as is when it is plain, else quoted.
+shq() {
+    if [[ "$1" =~ ^[A-Za-z0-9_./:=,+%@-]+$ ]]; then
+        printf '%s' "$1"
+    else
+        printf "'%s'" "${1//\'/\'\\\'\'}"
+    fi
+}
+
+# Where the configuration's complete results are: prints the job directory
+# holding a PROGRAM-*.json with "complete": true for CONFIG, if there is one.
+complete_dir() { # sweepdir config program
+    local d
+    for d in "$1"/*/; do
+        d=${d%/}
+        [[ -f "$d/job.json" ]] || continue
+        grep -q "\"config\": \"$2\"" "$d/job.json" || continue
+        if grep -qs '"complete": true' "$d/$3"-*.json; then
+            printf '%s\n' "$d"
+            return 0
+        fi
+    done
+    return 1
+}

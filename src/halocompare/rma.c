@@ -1,0 +1,287 @@
+/* One-sided (RMA) halo exchanges.
+ *
+ * Window layout, in units of one double (disp_unit = 8):
+ *   put methods: one slot of `count` doubles per direction; the message for
+ *     direction d goes to partner[d]'s slot halo_opp[d], so rbuf[d] = slot d
+ *     and every direction has its own slot (a partner that is ours twice on a
+ *     2x2 periodic mesh, or ourselves on a periodic dimension of 1, never
+ *     collides);
+ *   get methods: the window holds the send buffers (sbuf[d] = slot d) and
+ *     rbuf[d] is read from partner[d]'s slot halo_opp[d];
+ *   passive target (lock-put, lockall-flush): two sets of slots (by the
+ *     parity of the iteration) and, after them, one 64-bit flag per
+ *     direction.  Iteration n puts the data into set n % 2, completes it with
+ *     a flush, then writes n into the target's flag with MPI_Accumulate
+ *     (MPI_REPLACE); the target polls its flags with MPI_Fetch_and_op
+ *     (MPI_NO_OP, atomic with the accumulate) until every one is >= n, then
+ *     MPI_Win_sync.  Two sets make it race-free without a second message:
+ *     an origin writes set n % 2 again only in iteration n + 2, which it
+ *     starts after receiving the target's iteration n + 1 data, which the
+ *     target sends only after it has finished with iteration n.
+ *
+ * --assert applies MPI_MODE_NOPRECEDE to the opening and MPI_MODE_NOSUCCEED
+ * to the closing fence, MPI_MODE_NOCHECK to MPI_Win_lock / MPI_Win_lock_all
+ * (valid: every lock here is shared).  NOCHECK is not passed to PSCW: the
+ * exchange does not guarantee that the matching post has completed. */
+#include "halo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DBL MPI_DOUBLE
+
+enum kind { PUT, GET };
+
+static struct rma {
+    MPI_Win win;
+    double *mem;  /* window memory */
+    int created;  /* mem is ours (MPI_Win_create) */
+    enum kind kind;
+    MPI_Group group; /* distinct partners (PSCW) */
+    int npartners;
+    int64_t epoch, flagval;
+    MPI_Aint flag0; /* displacement of the flags */
+    int a_pre, a_post, a_lock;
+} R;
+
+static MPI_Aint slot(const struct halo *h, int par, int d) { return ((MPI_Aint)par * h->nnbr + d) * h->count; }
+
+/* Creates the window of `n` doubles (collective); NULL or the reason it is n/a. */
+static const char *make_window(struct halo *h, MPI_Aint n)
+{
+    MPI_Aint bytes = n * (MPI_Aint)sizeof(double);
+    int err;
+    memset(&R, 0, sizeof R);
+    R.a_pre = h->rma_assert & HALO_ASSERT_NOPRECEDE ? MPI_MODE_NOPRECEDE : 0;
+    R.a_post = h->rma_assert & HALO_ASSERT_NOSUCCEED ? MPI_MODE_NOSUCCEED : 0;
+    R.a_lock = h->rma_assert & HALO_ASSERT_NOCHECK ? MPI_MODE_NOCHECK : 0;
+    MPI_Errhandler old;
+    MPI_Comm_get_errhandler(h->comm, &old);
+    MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
+    if (h->win_flavor == HALO_WIN_CREATE) {
+        R.mem = mb_alloc((size_t)bytes ? (size_t)bytes : 1);
+        R.created = 1;
+        err = MPI_Win_create(R.mem, bytes, sizeof(double), MPI_INFO_NULL, h->comm, &R.win);
+    } else {
+        err = MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, h->comm, &R.mem, &R.win);
+        if (err == MPI_SUCCESS && bytes) memset(R.mem, 0, (size_t)bytes);
+    }
+    MPI_Comm_set_errhandler(h->comm, old);
+    MPI_Errhandler_free(&old);
+    int ok = err == MPI_SUCCESS, all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, h->comm);
+    if (all) {
+        MPI_Barrier(h->comm); /* every window zeroed before anyone accesses one */
+        return NULL;
+    }
+    /* a window that exists on some ranks only cannot be freed collectively: leave it */
+    if (R.created) free(R.mem);
+    static char why[MPI_MAX_ERROR_STRING + 64];
+    if (ok) return "window creation failed on another rank";
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(err, msg, &len);
+    snprintf(why, sizeof why, "MPI_Win_%s failed: %s", h->win_flavor == HALO_WIN_CREATE ? "create" : "allocate",
+             msg);
+    return why;
+}
+
+static void free_window(void)
+{
+    MPI_Win_free(&R.win);
+    if (R.created) free(R.mem);
+}
+
+/* The distinct partners as a group of the communicator (PSCW). */
+static void make_group(struct halo *h)
+{
+    int ranks[MAXDIR], n = 0;
+    for (int i = 0; i < h->ndirs; i++) {
+        int p = h->partner[h->dirs[i]], seen = 0;
+        for (int k = 0; k < n; k++) seen |= ranks[k] == p;
+        if (!seen) ranks[n++] = p;
+    }
+    MPI_Group all;
+    MPI_Comm_group(h->comm, &all);
+    MPI_Group_incl(all, n, ranks, &R.group);
+    MPI_Group_free(&all);
+    R.npartners = n;
+}
+
+/* ------------------------------------------------- fence and PSCW (active) */
+
+static const char *active_setup(struct halo *h, enum kind kind, int pscw)
+{
+#ifdef MB_SIMULATED
+    if (pscw) return "not supported by SimGrid SMPI";
+#endif
+    const char *why = make_window(h, (MPI_Aint)h->nnbr * h->count);
+    if (why) return why;
+    R.kind = kind;
+    for (int d = 0; d < h->nnbr; d++) {
+        if (kind == PUT)
+            h->rbuf[d] = R.mem + slot(h, 0, d);
+        else
+            h->sbuf[d] = R.mem + slot(h, 0, d);
+    }
+    if (pscw) make_group(h);
+    return NULL;
+}
+
+static const char *fence_put_setup(struct halo *h) { return active_setup(h, PUT, 0); }
+static const char *fence_get_setup(struct halo *h) { return active_setup(h, GET, 0); }
+static const char *pscw_put_setup(struct halo *h) { return active_setup(h, PUT, 1); }
+static const char *pscw_get_setup(struct halo *h) { return active_setup(h, GET, 1); }
+
+/* Every direction's put (or get) of one exchange. */
+static void transfer(struct halo *h)
+{
+    for (int i = 0; i < h->ndirs; i++) {
+        int d = h->dirs[i], o = halo_opp[d];
+        if (R.kind == PUT)
+            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, R.win);
+        else
+            MPI_Get(h->rbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, R.win);
+    }
+}
+
+/* fence; puts/gets; fence: the opening fence tells the origins that the
+ * target is done with the previous halo, the closing one completes this one. */
+static void fence_run(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++) {
+        MPI_Win_fence(R.a_pre, R.win);
+        transfer(h);
+        MPI_Win_fence(R.a_post, R.win);
+    }
+}
+
+/* post (expose my window to my partners); start (access theirs); puts/gets;
+ * complete (mine are done); wait (theirs into my window are done). */
+static void pscw_run(struct halo *h, long iters)
+{
+    if (!R.npartners) return; /* nobody to exchange with (1 process, non-periodic) */
+    for (long it = 0; it < iters; it++) {
+        MPI_Win_post(R.group, 0, R.win);
+        MPI_Win_start(R.group, 0, R.win);
+        transfer(h);
+        MPI_Win_complete(R.win);
+        MPI_Win_wait(R.win);
+    }
+}
+
+static void active_free(struct halo *h)
+{
+    (void)h;
+    free_window();
+}
+
+static void pscw_free(struct halo *h)
+{
+    (void)h;
+    MPI_Group_free(&R.group);
+    free_window();
+}
+
+/* ---------------------------------------------------- passive target */
+
+static const char *passive_setup(struct halo *h)
+{
+    MPI_Aint n = 2 * (MPI_Aint)h->nnbr * h->count + h->nnbr; /* two sets of slots + flags */
+    const char *why = make_window(h, n);
+    if (why) return why;
+    R.kind = PUT;
+    R.flag0 = 2 * (MPI_Aint)h->nnbr * h->count;
+    for (int d = 0; d < h->nnbr; d++) h->rbuf[d] = R.mem + slot(h, 0, d);
+    return NULL;
+}
+
+static const char *lockall_setup(struct halo *h)
+{
+    const char *why = passive_setup(h);
+    if (!why) MPI_Win_lock_all(R.a_lock, R.win);
+    return why;
+}
+
+/* Waits until every direction's flag says iteration n arrived, then makes
+ * the data visible to loads; rbuf[] then points at set n % 2.  The caller
+ * holds a passive epoch that includes this process. */
+static void await(struct halo *h, int64_t n)
+{
+    int me = h->rank;
+    for (int i = 0; i < h->ndirs; i++) {
+        int d = h->dirs[i];
+        int64_t v;
+        do {
+            MPI_Fetch_and_op(NULL, &v, MPI_INT64_T, me, R.flag0 + d, MPI_NO_OP, R.win);
+            MPI_Win_flush(me, R.win);
+        } while (v < n);
+    }
+    MPI_Win_sync(R.win);
+    for (int i = 0; i < h->ndirs; i++) h->rbuf[h->dirs[i]] = R.mem + slot(h, (int)(n & 1), h->dirs[i]);
+}
+
+/* Per partner: lock (shared); put; flush; flag; unlock.  Then lock myself
+ * and poll my flags. */
+static void lock_put_run(struct halo *h, long iters)
+{
+    MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win); /* publish local stores (--verify fill) */
+    MPI_Win_sync(R.win);
+    MPI_Win_unlock(h->rank, R.win);
+    for (long it = 0; it < iters; it++) {
+        int64_t n = ++R.epoch;
+        int par = (int)(n & 1);
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i], o = halo_opp[d], p = h->partner[d];
+            MPI_Win_lock(MPI_LOCK_SHARED, p, R.a_lock, R.win);
+            MPI_Put(h->sbuf[d], h->count, DBL, p, slot(h, par, o), h->count, DBL, R.win);
+            MPI_Win_flush(p, R.win);
+            MPI_Accumulate(&n, 1, MPI_INT64_T, p, R.flag0 + o, 1, MPI_INT64_T, MPI_REPLACE, R.win);
+            MPI_Win_unlock(p, R.win);
+        }
+        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win);
+        await(h, n);
+        MPI_Win_unlock(h->rank, R.win);
+    }
+}
+
+/* Inside one lock_all epoch (opened in setup): all puts; flush_all; all
+ * flags; flush_all; poll my flags. */
+static void lockall_run(struct halo *h, long iters)
+{
+    MPI_Win_sync(R.win); /* publish local stores (--verify fill) */
+    for (long it = 0; it < iters; it++) {
+        int64_t n = ++R.epoch;
+        int par = (int)(n & 1);
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i];
+            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, par, halo_opp[d]), h->count, DBL, R.win);
+        }
+        MPI_Win_flush_all(R.win);
+        R.flagval = n;
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i];
+            MPI_Accumulate(&R.flagval, 1, MPI_INT64_T, h->partner[d], R.flag0 + halo_opp[d], 1, MPI_INT64_T,
+                           MPI_REPLACE, R.win);
+        }
+        MPI_Win_flush_all(R.win);
+        await(h, n);
+    }
+}
+
+static void lockall_free(struct halo *h)
+{
+    (void)h;
+    MPI_Win_unlock_all(R.win);
+    free_window();
+}
+
+const struct halo_method halo_rma_methods[] = {
+    {"rma-fence-put", fence_put_setup, fence_run, active_free},
+    {"rma-fence-get", fence_get_setup, fence_run, active_free},
+    {"rma-pscw-put", pscw_put_setup, pscw_run, pscw_free},
+    {"rma-pscw-get", pscw_get_setup, pscw_run, pscw_free},
+    {"rma-lock-put", passive_setup, lock_put_run, active_free},
+    {"rma-lockall-flush", lockall_setup, lockall_run, lockall_free},
+    {0},
+};

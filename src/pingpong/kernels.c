@@ -1,0 +1,210 @@
+/* The timed regions, written like the OSU loops they are compared with, and
+ * their --verify fill/check.  Each returns local seconds per message:
+ *   latency   A: Send, Recv   B: Recv, Send       half a round trip
+ *   pingping  both: Isend, Recv, Wait             one iteration (IMB PingPing)
+ *   bw        A: W x Isend, Waitall, Recv(ack)    window time / W (osu_bw)
+ *             B: W x Irecv, Waitall, Send(ack)
+ *   bibw      both: W x Irecv, W x Isend, Waitall window time / W (osu_bibw)
+ * msgrate and allpairs-bw use the bw kernel, allpairs-latency the latency one.
+ * Warm buffers take a loop with fixed pointers; cold ones rotate slots. */
+#include "pingpong.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* GCC 12 misreads MPICH's access attribute on MPI_Waitall as a write of
+ * MPI_STATUSES_IGNORE's (size 0) "array": a known false positive. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+
+enum { TAG = 1, ACK_TAG = 2, ACK_BYTES = 4 };
+
+static inline unsigned char *sbuf(const struct pp *p, long s) { return p->spool + (size_t)s * p->stride; }
+static inline unsigned char *rbuf(const struct pp *p, long s) { return p->rpool + (size_t)s * p->stride; }
+static inline long next(const struct pp *p, long s) { return s + 1 == p->nslots ? 0 : s + 1; }
+
+static double latency(void *state, long iters)
+{
+    struct pp *p = state;
+    if (p->role == ROLE_IDLE) return 0;
+    MPI_Comm c = p->comm;
+    const int peer = p->peer, n = p->count;
+    double t;
+    if (p->nslots == 1) {
+        unsigned char *s = p->spool, *r = p->rpool;
+        if (p->role == ROLE_A) {
+            t = MPI_Wtime();
+            for (long i = 0; i < iters; i++) {
+                MPI_Send(s, n, MPI_BYTE, peer, TAG, c);
+                MPI_Recv(r, n, MPI_BYTE, peer, TAG, c, MPI_STATUS_IGNORE);
+            }
+        } else {
+            t = MPI_Wtime();
+            for (long i = 0; i < iters; i++) {
+                MPI_Recv(r, n, MPI_BYTE, peer, TAG, c, MPI_STATUS_IGNORE);
+                MPI_Send(s, n, MPI_BYTE, peer, TAG, c);
+            }
+        }
+        t = MPI_Wtime() - t;
+    } else {
+        long k = p->slot;
+        t = MPI_Wtime();
+        for (long i = 0; i < iters; i++, k = next(p, k)) {
+            if (p->role == ROLE_A) {
+                MPI_Send(sbuf(p, k), n, MPI_BYTE, peer, TAG, c);
+                MPI_Recv(rbuf(p, k), n, MPI_BYTE, peer, TAG, c, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(rbuf(p, k), n, MPI_BYTE, peer, TAG, c, MPI_STATUS_IGNORE);
+                MPI_Send(sbuf(p, k), n, MPI_BYTE, peer, TAG, c);
+            }
+        }
+        t = MPI_Wtime() - t;
+        p->slot = k;
+    }
+    return t / 2;
+}
+
+static double pingping(void *state, long iters)
+{
+    struct pp *p = state;
+    if (p->role == ROLE_IDLE) return 0;
+    MPI_Comm c = p->comm;
+    const int peer = p->peer, n = p->count;
+    long k = p->slot;
+    MPI_Request *rq = p->req;
+    double t = MPI_Wtime();
+    for (long i = 0; i < iters; i++, k = next(p, k)) {
+        MPI_Isend(sbuf(p, k), n, MPI_BYTE, peer, TAG, c, rq);
+        MPI_Recv(rbuf(p, k), n, MPI_BYTE, peer, TAG, c, MPI_STATUS_IGNORE);
+        MPI_Wait(rq, MPI_STATUS_IGNORE);
+    }
+    t = MPI_Wtime() - t;
+    p->slot = k;
+    return t;
+}
+
+static double bw(void *state, long iters)
+{
+    struct pp *p = state;
+    if (p->role == ROLE_IDLE) return 0;
+    MPI_Comm c = p->comm;
+    const int peer = p->peer, n = p->count, w = (int)p->window;
+    long k = p->slot;
+    MPI_Request *rq = p->req;
+    double t = MPI_Wtime();
+    if (p->role == ROLE_A) {
+        for (long i = 0; i < iters; i++) {
+            for (int j = 0; j < w; j++, k = next(p, k)) MPI_Isend(sbuf(p, k), n, MPI_BYTE, peer, TAG, c, &rq[j]);
+            MPI_Waitall(w, rq, MPI_STATUSES_IGNORE);
+            MPI_Recv(p->ack, ACK_BYTES, MPI_BYTE, peer, ACK_TAG, c, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (long i = 0; i < iters; i++) {
+            for (int j = 0; j < w; j++, k = next(p, k)) MPI_Irecv(rbuf(p, k), n, MPI_BYTE, peer, TAG, c, &rq[j]);
+            MPI_Waitall(w, rq, MPI_STATUSES_IGNORE);
+            MPI_Send(p->ack, ACK_BYTES, MPI_BYTE, peer, ACK_TAG, c);
+        }
+    }
+    t = MPI_Wtime() - t;
+    p->slot = k;
+    return t / w;
+}
+
+static double bibw(void *state, long iters)
+{
+    struct pp *p = state;
+    if (p->role == ROLE_IDLE) return 0;
+    MPI_Comm c = p->comm;
+    const int peer = p->peer, n = p->count, w = (int)p->window;
+    long k = p->slot;
+    MPI_Request *rq = p->req;
+    double t = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        long k0 = k;
+        for (int j = 0; j < w; j++, k = next(p, k)) MPI_Irecv(rbuf(p, k), n, MPI_BYTE, peer, TAG, c, &rq[j]);
+        k = k0;
+        for (int j = 0; j < w; j++, k = next(p, k)) MPI_Isend(sbuf(p, k), n, MPI_BYTE, peer, TAG, c, &rq[w + j]);
+        MPI_Waitall(2 * w, rq, MPI_STATUSES_IGNORE);
+    }
+    t = MPI_Wtime() - t;
+    p->slot = k;
+    return t / w;
+}
+
+/* ---------------------------------------------------------------- verify */
+
+static long messages(const struct pp *p) { return p->kind == T_LATENCY || p->kind == T_PINGPING ? 1 : p->window; }
+static int sends(const struct pp *p) { return p->role == ROLE_A || p->kind != T_BW; }
+static int receives(const struct pp *p) { return p->role == ROLE_B || p->kind != T_BW; }
+/* distinct slots one iteration touches: every message's own, or the one warm buffer */
+static long slots_used(const struct pp *p) { return messages(p) < p->nslots ? messages(p) : p->nslots; }
+
+/* Send slots get (me, it); receive slots get the complement of what the
+ * peer will send, so a message that never arrives fails on every byte. */
+static void fill(void *state, long it)
+{
+    struct pp *p = state;
+    if (p->role == ROLE_IDLE) return;
+    p->vfirst = p->slot;
+    size_t n = (size_t)p->count;
+    long k = p->slot;
+    for (long j = 0; j < slots_used(p); j++, k = next(p, k)) {
+        if (sends(p)) mb_pattern_fill_bytes(sbuf(p, k), n, (uint32_t)p->rank, TAG, (uint32_t)it);
+        if (receives(p)) {
+            unsigned char *r = rbuf(p, k);
+            mb_pattern_fill_bytes(r, n, (uint32_t)p->peer, TAG, (uint32_t)it);
+            for (size_t i = 0; i < n; i++) r[i] = (unsigned char)~r[i];
+        }
+    }
+}
+
+static int check(void *state, long it, char *msg, size_t len)
+{
+    struct pp *p = state;
+    if (p->role == ROLE_IDLE || !receives(p)) return 0;
+    size_t n = (size_t)p->count;
+    long k = p->vfirst;
+    for (long j = 0; j < slots_used(p); j++, k = next(p, k)) {
+        const unsigned char *r = rbuf(p, k);
+        long bad = mb_pattern_check_bytes(r, n, (uint32_t)p->peer, TAG, (uint32_t)it);
+        if (bad < 0) continue;
+        unsigned char *want = malloc((size_t)bad + 1);
+        mb_pattern_fill_bytes(want, (size_t)bad + 1, (uint32_t)p->peer, TAG, (uint32_t)it);
+        snprintf(msg, len, "message %ld from rank %d: first bad byte %ld of %zu: got 0x%02x, expected 0x%02x", j,
+                 p->peer, bad, n, r[bad], want[bad]);
+        free(want);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+void pp_prepare(struct pp *p, const struct pp_bufs *b, int kind, size_t bytes)
+{
+    p->kind = kind;
+    p->count = (int)bytes;
+    p->spool = b->spool;
+    p->rpool = b->rpool;
+    p->slot = p->vfirst = 0;
+    if (b->cold) {
+        p->stride = bytes ? (bytes + 4095) / 4096 * 4096 : 4096; /* every message on its own pages */
+        p->nslots = (long)(b->pool_bytes / p->stride);
+    } else {
+        p->stride = 0;
+        p->nslots = 1;
+    }
+}
+
+struct mb_kernel pp_kernel(struct pp *p, MPI_Comm harness_comm)
+{
+    double (*fn)(void *, long) = latency;
+    switch (p->kind) {
+    case T_PINGPING: fn = pingping; break;
+    case T_BW: fn = bw; break;
+    case T_BIBW: fn = bibw; break;
+    default: break;
+    }
+    return (struct mb_kernel){.state = p, .comm = harness_comm, .run_timed = fn, .fill = fill, .check = check};
+}

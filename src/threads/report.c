@@ -1,0 +1,174 @@
+/* The stdout tables (rank 0), from the rows the run wrote, under --stat:
+ * overhead at the requested level, threads vs processes side by side,
+ * short-long slowdown, overlap %, concurrent vs sequential collectives. */
+#include "threads.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int thr_count_rows(const struct thr *c, unsigned long tests)
+{
+    const struct mb_opts *o = &c->run->opts;
+    int nsizes = 0, nvar = c->pair_tags + c->pair_comms + 1;
+    for (size_t b = o->size_min; b <= o->size_max; b = mb_next_size(b)) nsizes++;
+    static const int per[NTESTS] = {-1, 1, -2, -3, -3, 2, 5, 4};
+    int n = 0;
+    for (int t = 0; t < NTESTS; t++) {
+        if (!(tests >> t & 1)) continue;
+        n += per[t] == -1 ? nsizes : per[t] == -2 ? nsizes * nvar : per[t] == -3 ? nvar : per[t];
+    }
+    return n;
+}
+
+static const struct mb_row *find(const struct mb_run *run, const char *test, const char *method, long long bytes)
+{
+    for (int i = 0; i < run->nrows; i++) {
+        const struct mb_row *r = &run->rows[i];
+        if (!strcmp(r->test, test) && !strcmp(r->method, method) && (bytes < 0 || r->bytes == bytes)) return r;
+    }
+    return NULL;
+}
+
+static double tval(const struct thr *c, const struct mb_row *r) { return mb_stat_value(&c->run->opts, &r->t); }
+
+/* The figure shown for a row: µs for latencies and times; aggregate MB/s
+ * (bw) or million messages/s (msgrate) over all pairs otherwise. */
+static double shown(const struct thr *c, const struct mb_row *r)
+{
+    double t = tval(c, r);
+    if (!(t > 0)) return 0;
+    int pairs = !strcmp(r->test, "overhead-bw") ? 1 : r->threads;
+    if (!strcmp(r->test, "bw-mt") || !strcmp(r->test, "overhead-bw"))
+        return (double)r->bytes * (double)c->window * pairs / t / 1e6;
+    if (!strcmp(r->test, "msgrate-mt")) return (double)c->window * pairs / t / 1e6;
+    return t * 1e6;
+}
+
+static char *cell(const struct thr *c, const struct mb_row *r)
+{
+    char buf[48];
+    if (!r)
+        snprintf(buf, sizeof buf, "-");
+    else if (r->na)
+        snprintf(buf, sizeof buf, "n/a");
+    else
+        mb_fmt_value(buf, sizeof buf, shown(c, r));
+    return strdup(buf);
+}
+
+struct table {
+    int nrows, ncols;
+    char **cells;
+};
+
+static void tab_new(struct table *t, int ncols, const char *const *head)
+{
+    t->ncols = ncols;
+    t->nrows = 1;
+    t->cells = calloc((size_t)ncols, sizeof *t->cells);
+    for (int i = 0; i < ncols; i++) t->cells[i] = strdup(head[i]);
+}
+
+static char **tab_row(struct table *t)
+{
+    t->cells = realloc(t->cells, (size_t)(t->nrows + 1) * (size_t)t->ncols * sizeof *t->cells);
+    char **r = t->cells + (size_t)t->nrows * (size_t)t->ncols;
+    for (int i = 0; i < t->ncols; i++) r[i] = NULL;
+    t->nrows++;
+    return r;
+}
+
+static void tab_print(struct table *t, const char *title)
+{
+    if (t->nrows > 1) {
+        printf("\n%s\n", title);
+        mb_table_print(stdout, t->nrows, t->ncols, t->cells, NULL);
+    }
+    for (int i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i]);
+    free(t->cells);
+}
+
+static char *fmt(const char *f, double v)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, f, v);
+    return strdup(buf);
+}
+
+static const char *unit(const char *test)
+{
+    return strstr(test, "bw") ? "MB/s" : !strcmp(test, "msgrate-mt") ? "Mmsg/s" : "us";
+}
+
+void thr_report(const struct thr *c)
+{
+    const struct mb_run *run = c->run;
+    char title[256];
+    struct table t;
+
+    static const char *const h1[] = {"test", "bytes", "value", "unit"};
+    tab_new(&t, 4, h1);
+    for (int i = 0; i < run->nrows; i++) {
+        const struct mb_row *r = &run->rows[i];
+        if (strncmp(r->test, "overhead-", 9)) continue;
+        char **row = tab_row(&t);
+        row[0] = strdup(r->test);
+        row[1] = fmt("%.0f", (double)r->bytes);
+        row[2] = cell(c, r);
+        row[3] = strdup(unit(r->test));
+    }
+    snprintf(title, sizeof title, "single-threaded ping-pong, requested %s, provided %s (%s; compare levels with "
+             "scripts/thread-overhead)", thr_level_name(run->thread_level_req), thr_level_name(run->thread_level),
+             mb_stat_name(run->opts.stat));
+    tab_print(&t, title);
+
+    static const char *const h2[] = {"test", "bytes", "threads-tags", "threads-comms", "processes", "unit"};
+    static const char *const var[3] = {"threads-tags", "threads-comms", "processes"};
+    tab_new(&t, 6, h2);
+    for (int i = 0; i < run->nrows; i++) {
+        const struct mb_row *r = &run->rows[i];
+        if (!strstr(r->test, "-mt") || !strcmp(r->test, "coll-mt") || strcmp(r->method, "processes")) continue;
+        char **row = tab_row(&t);
+        row[0] = strdup(r->test);
+        row[1] = fmt("%.0f", (double)r->bytes);
+        for (int v = 0; v < 3; v++) row[2 + v] = cell(c, find(run, r->test, var[v], r->bytes));
+        row[5] = strdup(unit(r->test));
+    }
+    snprintf(title, sizeof title, "%d threads per process vs %d processes per side, one thread each (%s; latency: "
+             "half round trip; bw, msgrate: all pairs together)", c->T, c->T, mb_stat_name(run->opts.stat));
+    tab_print(&t, title);
+
+    static const char *const h3[] = {"test", "method", "value", "unit", "note"};
+    tab_new(&t, 5, h3);
+    const struct mb_row *alone = find(run, "short-long", "alone", -1), *with = find(run, "short-long", "with-long", -1);
+    for (int i = 0; i < run->nrows; i++) {
+        const struct mb_row *r = &run->rows[i];
+        if (strcmp(r->test, "short-long") && strcmp(r->test, "overlap") && strcmp(r->test, "coll-mt")) continue;
+        char **row = tab_row(&t);
+        row[0] = strdup(r->test);
+        row[1] = strdup(r->method);
+        row[2] = cell(c, r);
+        row[3] = strdup("us");
+        double pct = -1e300;
+        const char *f = "";
+        if (r == with && alone && !alone->na && !with->na && tval(c, alone) > 0) {
+            pct = 100 * (tval(c, with) / tval(c, alone) - 1);
+            f = "%+.0f%% vs alone";
+        } else if (!strcmp(r->test, "overlap") && !r->na) {
+            pct = !strcmp(r->method, "plain") ? c->ov.plain : !strcmp(r->method, "comm-thread") ? c->ov.thread_test
+                  : !strcmp(r->method, "comm-thread-wait")                                 ? c->ov.thread_wait
+                                                                                           : -1e300;
+            f = "overlap %.0f%%";
+        }
+        row[4] = pct > -1e299 ? fmt(f, pct) : strdup("");
+    }
+    snprintf(title, sizeof title, "short-long (%zu B beside %zu B), overlap (%zu B exchange), coll-mt (%d "
+             "collectives per iteration) (%s)", c->short_size, c->long_size, c->long_size, c->T,
+             mb_stat_name(run->opts.stat));
+    tab_print(&t, title);
+
+    printf("\nthread placement of rank 0 (bound cpus/last cpu; every rank: thread_placement in the JSON):");
+    for (int i = 0; i < mb_team_size(c->team); i++)
+        printf(" t%d %s/%s", i, mb_team_cpuset(c->team, i), mb_team_last_cpu(c->team, i));
+    printf("%s\n", mb_team_bound(c->team) ? " (pinned by --bind)" : "");
+}

@@ -1,0 +1,62 @@
+"""Bad input: one clear line from rank 0, exit 2 on every rank, within
+seconds, and no stray files."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import bindir, launcher
+
+CASES = [
+    (["--count", "-5"], "--count must be a positive integer, got '-5'"),
+    (["--count", "0"], "--count must be a positive integer, got '0'"),
+    (["--count", "99999999999"], "got '99999999999'"),
+    (["--count", "abc"], "got 'abc'"),
+    (["--count"], "--count needs a value"),
+    (["--methods", "bogus"], "--methods: unknown value 'bogus'"),
+    (["--comms", "world,nope"], "--comms: unknown value 'nope'"),
+    (["--neighbors", "6"], "--neighbors: unknown value '6'"),
+    (["--periodic", "maybe"], "--periodic: unknown value 'maybe'"),
+    (["--sizes", "1:8"], "--sizes does not apply to halocompare"),
+    (["-m", "1:8"], "--sizes does not apply to halocompare"),
+    (["--root", "3"], "unrecognized option '--root'"),
+    (["--reps", "0"], "--reps must be a positive integer"),
+    (["--reps", "50", "--max-reps", "10"], "--max-reps (10) must be at least --reps (50)"),
+    (["--timeout", "-1"], "--timeout must be a positive number"),
+    (["--rel-ci", "1.5"], "--rel-ci must be below 1"),
+    (["--stat", "mode"], "--stat: unknown value 'mode'"),
+    (["--label", "a b"], "--label may contain only"),
+    (["--label", "x/y"], "--label may contain only"),
+    (["extra"], "unexpected argument 'extra'"),
+    (["-o", "/nonexistent/dir/x.csv"], "cannot write '/nonexistent/dir/x.csv'"),
+    (["-o", "/proc/x.csv"], "cannot write '/proc/x.csv'"),
+]
+
+
+def run_bad(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=cwd, check=False)
+
+
+@pytest.mark.parametrize("args,message", CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_bad_input_single_rank(tmp_path: Path, args: list[str], message: str) -> None:
+    p = run_bad([str(bindir("openmpi") / "halocompare"), *args], tmp_path)
+    assert p.returncode == 2
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert lines == [lines[0]] and lines[0].startswith("halocompare: ") and message in lines[0], p.stderr
+    assert p.stdout == ""
+    assert list(tmp_path.iterdir()) == []  # not even results/
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+@pytest.mark.parametrize("args,message", [CASES[0], CASES[5], CASES[20]], ids=["count", "methods", "output"])
+def test_bad_input_every_rank_exits_2(tmp_path: Path, lib: str, args: list[str], message: str) -> None:
+    exe = bindir(lib) / "halocompare"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    p = run_bad([*launcher(lib, 2), str(exe), *args], tmp_path)
+    assert p.returncode == 2
+    ours = [line for line in p.stderr.splitlines() if line.startswith("halocompare: ")]
+    assert len(ours) == 1 and message in ours[0], p.stderr  # rank 0 alone speaks
+    assert list(tmp_path.iterdir()) == []

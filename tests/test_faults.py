@@ -1,0 +1,111 @@
+"""Faults a batch job meets: SIGTERM at the time limit, a rank killed, a
+full disk.  Finished rows must survive and the metadata must say the run is
+incomplete; nothing may hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import COLUMNS, bindir, launcher
+
+SLOW = ["--time-budget", "0.2", "--min-rep-time", "0.002", "--methods", "irecv-send,irecv-isend,phased,persistent,sendrecv"]
+
+
+def start(lib: str, n: int, out: Path, errfile: Path) -> subprocess.Popen[bytes]:
+    exe = bindir(lib) / "halocompare"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    with open(errfile, "w") as err:
+        return subprocess.Popen([*launcher(lib, n), str(exe), "-o", str(out), *SLOW],
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+
+
+def wait_progress(errfile: Path, tests: int, timeout: float = 120) -> int:
+    deadline = time.time() + timeout
+    done = 0
+    while time.time() < deadline and done < tests:
+        time.sleep(0.2)
+        done = sum(1 for line in errfile.read_text().splitlines() if line.startswith("["))
+    assert done >= tests, "the run did not progress:\n" + errfile.read_text()
+    return done
+
+
+def rank_pid(session: int, rank: int) -> int:
+    """PID of the given MPI rank among the processes of the job's session."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or os.getsid(int(pid)) != session:
+            continue
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for var in (b"OMPI_COMM_WORLD_RANK", b"PMI_RANK"):
+            if var + b"=" + str(rank).encode() in env:
+                return int(pid)
+    raise AssertionError(f"rank {rank} not found")
+
+
+def check_rows(out: Path, at_least: int) -> list[str]:
+    lines = out.read_text().splitlines()
+    assert lines[0].split(",") == COLUMNS
+    assert len(lines) - 1 >= at_least
+    assert all(len(line.split(",")) == len(COLUMNS) for line in lines[1:])
+    return lines[1:]
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_sigterm_leaves_metadata(tmp_path: Path, lib: str) -> None:
+    out, errfile = tmp_path / "t.csv", tmp_path / "err"
+    p = start(lib, 2, out, errfile)
+    try:
+        done = wait_progress(errfile, 3)
+        os.kill(p.pid, signal.SIGTERM)  # what Slurm does at the time limit (mpiexec forwards it)
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode != 0
+    rows = check_rows(out, done)
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["complete"] is False
+    assert meta["ended_by"] == "terminated by SIGTERM"
+    assert meta["rows"] == len(rows)
+
+
+def test_killed_rank_ends_the_job(tmp_path: Path) -> None:
+    out, errfile = tmp_path / "k.csv", tmp_path / "err"
+    p = start("openmpi", 3, out, errfile)
+    try:
+        done = wait_progress(errfile, 3)
+        os.kill(rank_pid(p.pid, 1), signal.SIGKILL)
+        p.wait(timeout=120)  # no hang: the launcher tears the job down
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            pytest.fail("the job hung after a rank was killed")
+    assert p.returncode != 0
+    check_rows(out, done)
+    assert json.loads(out.with_suffix(".json").read_text())["complete"] is False
+
+
+def test_full_disk_detected_at_start(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(disk)],
+                                           capture_output=True, check=False).returncode:
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        (disk / "filler").write_bytes(b"\0" * (400 * 1024))
+        p = subprocess.run([str(bindir("openmpi") / "halocompare"), "-o", str(disk / "x.csv"), "--quick"],
+                           capture_output=True, text=True, timeout=60, check=False)
+        assert p.returncode == 2
+        assert p.stderr.strip() == f"halocompare: no space left for results in the directory of '{disk}/x.csv'"
+        assert sorted(x.name for x in disk.iterdir()) == ["filler"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

@@ -1,0 +1,203 @@
+"""halocompare's one-sided (RMA) and neighbourhood-collective methods (issue 3)
+and the deliberately unsafe send-recv-naive (issue 10): every method verified
+on every communicator, 4/8 neighbours, periodic and not, on the grids that
+make degenerate cases (1 process; 2x1 and 3x1 periodic = a process that is its
+own neighbour; 2x2 periodic = the same partner twice), both window flavours,
+the assertions, n/a instead of a crash, bad input, and the watchdog."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import Run, bindir, check_schema, launcher, run_mpi
+
+RMA = ["rma-fence-put", "rma-fence-get", "rma-pscw-put", "rma-pscw-get", "rma-lock-put", "rma-lockall-flush"]
+NBR = ["neighbor-alltoall", "neighbor-ineighbor"]
+NEW = RMA + NBR
+P2P = ["irecv-send", "irecv-isend", "phased", "persistent", "sendrecv"]
+COMMS = ("world", "dup", "evenodd", "cart", "node", "random")
+NAIVE = "send-recv-naive"
+
+
+def check_verified(
+    run: Run, n: int, methods: list[str], comms: tuple[str, ...] = COMMS, periodic: tuple[str, ...] = ("0", "1")
+) -> list[dict[str, str]]:
+    """Every (comm, method, 4/8, periodic) halo row is there, verified, with times."""
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "halocompare", n)
+    halo = [r for r in rows if r["test"] == "halo"]
+    assert {(r["comm"], r["method"], r["neighbors"], r["periodic"]) for r in halo} == {
+        (c, m, nb, p) for c in comms for m in methods for nb in ("4", "8") for p in periodic
+    }
+    assert len(halo) == len(comms) * len(methods) * 2 * len(periodic)
+    for r in halo:
+        assert r["verified"] == "yes", r
+        assert r["stop_reason"] in ("ci", "max-reps", "budget"), r
+        assert 0 < float(r["time_min_s"]) <= float(r["time_median_s"]) <= float(r["time_max_s"])
+        assert r["bytes"] == str(8 * int(run.meta()["halocompare"]["count"]))
+    return halo
+
+
+def one_sided_table(stdout: str) -> list[str]:
+    """The lines of the one-sided/neighbourhood tables."""
+    return [b for b in stdout.split("\n\n") if "one-sided and neighbourhood collectives" in b]
+
+
+@pytest.mark.parametrize(("lib", "n"), [("openmpi", 9), ("mpich", 2)])
+def test_all_methods_verified(tmp_path: Path, lib: str, n: int) -> None:
+    """The issue's "done when": --quick --verify --methods all, every method on every communicator."""
+    run = run_mpi(lib, n, "halocompare", "--quick", "--verify", "--methods", "all", out=tmp_path / "h.csv",
+                  timeout=900)
+    check_verified(run, n, P2P + NEW)
+    assert NAIVE not in {r["method"] for r in run.rows()}  # "all" never selects the unsafe method
+    blocks = one_sided_table(run.stdout)
+    assert len(blocks) == 2  # non-periodic and periodic
+    for b in blocks:
+        header = next(line for line in b.splitlines() if line.startswith("comm "))
+        assert all(header.split().count(m) == 2 for m in NEW)  # once per neighbour group
+        assert all(any(line.split()[:1] == [c] for line in b.splitlines()) for c in COMMS)
+        assert "RMA: window MPI_Win_allocate, assertions none" in b
+        assert "n/a" not in b
+    meta = run.meta()["halocompare"]
+    assert meta["win"] == "allocate" and meta["assert"] == "none"
+
+
+@pytest.mark.parametrize(("lib", "n"), [("openmpi", 1), ("openmpi", 2), ("openmpi", 3), ("mpich", 1),
+                                        ("mpich", 2)])
+def test_self_neighbour_grids(tmp_path: Path, lib: str, n: int) -> None:
+    """1x1, 2x1 and 3x1 grids: periodic, a process is its own E/W neighbour (and 2x1: N = S)."""
+    run = run_mpi(lib, n, "halocompare", "--quick", "--verify", "--methods", ",".join(NEW), "--tests", "halo",
+                  "--comms", "world,cart", out=tmp_path / "h.csv", timeout=600)
+    check_verified(run, n, NEW, comms=("world", "cart"))
+    assert run.meta()["halocompare"]["dims"] == [n, 1]
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_2x2_periodic_same_partner_twice(tmp_path: Path, lib: str) -> None:
+    """2x2 periodic: N and S (E and W, and the diagonals) are the same process; slots must not collide."""
+    small = ["--count", "3", "--reps", "1", "--warmup", "0", "--comms", "world,evenodd,cart"] if lib == "mpich" else []
+    run = run_mpi(lib, 4, "halocompare", "--quick", "--verify", "--periodic", "yes", "--tests", "halo",
+                  "--methods", ",".join(NEW), *small, out=tmp_path / "h.csv", timeout=900)
+    comms = ("world", "evenodd", "cart") if lib == "mpich" else COMMS
+    check_verified(run, 4, NEW, comms=comms, periodic=("1",))
+    assert run.meta()["halocompare"]["dims"] == [2, 2]
+
+
+def test_large_messages_2x2(tmp_path: Path) -> None:
+    """Past the eager limit, 2x2 periodic, both flavours of window."""
+    for win in ("allocate", "create"):
+        run = run_mpi("openmpi", 4, "halocompare", "--quick", "--verify", "--count", "100000", "--periodic", "yes",
+                      "--comms", "world", "--tests", "halo", "--methods", ",".join(NEW), "--win", win,
+                      out=tmp_path / f"{win}.csv", timeout=600)
+        check_verified(run, 4, NEW, comms=("world",), periodic=("1",))
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_window_create_and_assertions(tmp_path: Path, lib: str) -> None:
+    """--win create with every assertion: verified where the library has it, else n/a with the reason."""
+    n = 3 if lib == "openmpi" else 2
+    run = run_mpi(lib, n, "halocompare", "--quick", "--verify", "--methods", ",".join(RMA), "--win", "create",
+                  "--assert", "all", "--tests", "halo", "--comms", "world,random", out=tmp_path / "h.csv",
+                  timeout=600)
+    check_verified(run, n, RMA, comms=("world", "random"))
+    meta = run.meta()["halocompare"]
+    assert meta["win"] == "create" and meta["assert"] == "noprecede,nosucceed,nocheck"
+    assert "RMA: window MPI_Win_create, assertions noprecede,nosucceed,nocheck" in run.stdout
+
+
+def test_missing_window_flavour_is_na(tmp_path: Path) -> None:
+    """A window the library cannot create is an n/a cell with the reason, not a crash.
+
+    Open MPI 4.1 cannot MPI_Win_create on a single process (no RMA-capable
+    transport); where it can, the rows must be verified instead."""
+    run = run_mpi("openmpi", 1, "halocompare", "--quick", "--verify", "--methods", ",".join(RMA + P2P[:1]),
+                  "--win", "create", "--tests", "halo", "--comms", "world", out=tmp_path / "h.csv")
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "halocompare", 1)
+    assert len(rows) == len(RMA + P2P[:1]) * 4
+    na = [r for r in rows if r["stop_reason"].startswith("n/a")]
+    for r in na:
+        assert r["method"] in RMA
+        assert r["stop_reason"].startswith("n/a: MPI_Win_create failed: "), r
+        assert r["time_median_s"] == "" and r["mbps"] == "" and r["verified"] == ""
+    for r in rows:
+        assert r in na or r["verified"] == "yes", r
+    if na:
+        assert "n/a" in "".join(one_sided_table(run.stdout))
+
+
+def test_verification_covers_rma(tmp_path: Path) -> None:
+    """The check reads the halo from the window: a spoiled element there is reported."""
+    run = run_mpi("openmpi", 2, "halocompare", "--quick", "--verify", "--methods", "rma-lock-put",
+                  out=tmp_path / "h.csv", env={"MPIMB_SELFTEST_CORRUPT_RANK": "1"})
+    assert run.returncode == 1
+    assert "verification failed in halocompare halo rma-lock-put world" in run.stderr
+    assert run.rows()[-1]["verified"] == "no"
+
+
+def test_asan_clean(tmp_path: Path) -> None:
+    """The ASan+UBSan build (MPICH) runs every new method verified and reports nothing."""
+    for n in (1, 2):
+        run = run_mpi("mpich", n, "halocompare", "--quick", "--verify", "--methods", ",".join(NEW), "--tests",
+                      "halo", "--comms", "world,cart", san="asan", out=tmp_path / f"a{n}.csv", timeout=600)
+        assert run.returncode == 0, run.stderr
+        assert "AddressSanitizer" not in run.stderr and "runtime error" not in run.stderr
+        check_verified(run, n, NEW, comms=("world", "cart"))
+
+
+# ------------------------------------------------------------ the unsafe method
+
+
+def test_unsafe_method_below_eager_limit(tmp_path: Path) -> None:
+    """With --unsafe, send-recv-naive runs (and is correct) while the messages are small."""
+    run = run_mpi("openmpi", 4, "halocompare", "--quick", "--verify", "--unsafe", "--methods", NAIVE,
+                  "--count", "10", "--tests", "halo", "--comms", "world", out=tmp_path / "h.csv")
+    check_verified(run, 4, [NAIVE], comms=("world",))
+    assert NAIVE in run.stdout
+
+
+def test_unsafe_method_deadlock_caught_by_watchdog(tmp_path: Path) -> None:
+    """Above the eager limit it deadlocks: the watchdog names the test and the job exits non-zero."""
+    run = run_mpi("openmpi", 2, "halocompare", "--unsafe", "--methods", NAIVE, "--count", "1000000",
+                  "--timeout", "5", out=tmp_path / "h.csv", timeout=60)
+    assert run.returncode != 0
+    assert "halocompare: test 'halocompare halo send-recv-naive world 4-nbr non-periodic 8000000 B' timed out" \
+        in run.stderr
+    assert run.meta()["complete"] is False
+
+
+def test_list_marks_unsafe_method() -> None:
+    p = subprocess.run([str(bindir("openmpi") / "halocompare"), "--list"], capture_output=True, text=True,
+                       timeout=60, check=False)
+    assert p.returncode == 0, p.stderr
+    for m in NEW:
+        assert f" {m}" in p.stdout
+    assert f"{NAIVE} (needs --unsafe)" in p.stdout
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--methods", NAIVE], f"halocompare: --methods {NAIVE} needs --unsafe"),
+        (["--methods", f"irecv-send,{NAIVE}"], f"halocompare: --methods {NAIVE} needs --unsafe"),
+        (["--win", "shared"], "halocompare: --win: unknown value 'shared'"),
+        (["--assert", "nostore"], "halocompare: --assert: unknown value 'nostore'"),
+        (["--assert", ""], "halocompare: --assert needs a comma-separated list"),
+        (["--unsafe=1"], "halocompare: --unsafe=1 takes no value"),
+    ],
+)
+def test_bad_input(tmp_path: Path, lib: str, args: list[str], message: str) -> None:
+    out = tmp_path / "h.csv"
+    cmd = [*launcher(lib, 2), str(bindir(lib) / "halocompare"), "-o", str(out), *args]
+    if not (bindir(lib) / "halocompare").exists():
+        pytest.skip("not built")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
+    assert p.returncode == 2
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), p.stderr
+    assert list(tmp_path.iterdir()) == []

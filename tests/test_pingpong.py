@@ -1,0 +1,267 @@
+"""Integration tests of the pingpong program under MPICH and Open MPI.
+
+No timing thresholds: only what the run did (rows, sizes, labels, verification,
+metadata, tables, exit codes)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+from conftest import check_schema, run_mpi
+
+PROG = "pingpong"
+SWEEP_TESTS = ("latency", "pingping", "bw", "bibw", "msgrate")
+ALL_TESTS = (*SWEEP_TESTS, "allpairs-latency", "allpairs-bw")
+
+
+def sweep(lo: int, hi: int) -> list[int]:
+    """The harness's power-of-two sweep: 0 -> 1 -> 2 -> 4 ..."""
+    out, s = [], lo
+    while s <= hi:
+        out.append(s)
+        s = s * 2 if s else 1
+    return out
+
+
+def quick_args(max_size: int) -> list[str]:
+    return ["--quick", "-m", f"0:{max_size}", "--verify"]
+
+
+def test_every_test_two_ranks(lib: str, tmp_path: Path) -> None:
+    """-n 2: every test, the whole sweep from 0 bytes, verified, in the schema."""
+    hi = 4096 if lib == "mpich" else 65536  # MPICH busy-polls: keep it small
+    r = run_mpi(lib, 2, PROG, *quick_args(hi), out=tmp_path / "pp.csv")
+    assert r.returncode == 0, r.stderr
+    rows = check_schema(r, PROG, 2)
+    tests = {row["test"] for row in rows}
+    assert tests == set(ALL_TESTS)
+    for t in SWEEP_TESTS:
+        got = [int(row["bytes"]) for row in rows if row["test"] == t]
+        assert got == sweep(0, hi), t
+        assert {row["comm"] for row in rows if row["test"] == t} == {"intra"}
+        assert {row["method"] for row in rows if row["test"] == t} == {""}
+    for row in rows:
+        assert row["verified"] == "yes"
+        assert row["stop_reason"] in ("ci", "max-reps", "budget")
+        assert row["threads"] == "1"
+        assert row["neighbors"] == "" and row["periodic"] == ""
+        median = float(row["time_median_s"])
+        assert 0 < float(row["time_ci_lo_s"]) <= median <= float(row["time_ci_hi_s"])
+        size = int(row["bytes"])
+        if size == 0:
+            assert row["mbps"] == ""  # 0-byte messages: no bandwidth
+        else:
+            assert math.isclose(float(row["mbps"]), size / median / 1e6, rel_tol=1e-6)
+    ap = [row for row in rows if row["test"].startswith("allpairs")]
+    assert [(row["test"], row["method"], row["comm"]) for row in ap] == [
+        ("allpairs-latency", "0-1", "intra"),
+        ("allpairs-bw", "0-1", "intra"),
+    ]
+    assert [int(row["bytes"]) for row in ap] == [8, 65536]
+    meta = r.meta()["pingpong"]
+    assert meta["intra_pair"] == [0, 1] and meta["inter_pair"] is None
+    assert meta["cache"] == "warm" and meta["window"] == 64
+    # the OSU-shaped tables, with the CI
+    for head in (
+        "Latency (us)",
+        "Bandwidth (MB/s)",
+        "Messages/s",
+        "CI low",
+        "CI high",
+        "All-pairs latency",
+    ):
+        assert head in r.stdout
+    assert "\n0 " in r.stdout  # the 0-byte line
+
+
+def test_large_messages(tmp_path: Path) -> None:
+    """The default sweep's end (4 MiB) works and is verified byte for byte."""
+    r = run_mpi(
+        "openmpi",
+        2,
+        PROG,
+        "--quick",
+        "--verify",
+        "--tests",
+        "latency,bw,bibw",
+        "-m",
+        "1M:4M",
+        out=tmp_path / "big.csv",
+    )
+    assert r.returncode == 0, r.stderr
+    rows = check_schema(r, PROG, 2)
+    assert [int(x["bytes"]) for x in rows if x["test"] == "bw"] == [
+        1 << 20,
+        2 << 20,
+        4 << 20,
+    ]
+    assert all(x["verified"] == "yes" for x in rows)
+
+
+def test_msgrate_allpairs_six_ranks(tmp_path: Path) -> None:
+    """The issue's command: -n 6 --tests msgrate,allpairs --quick --verify."""
+    r = run_mpi(
+        "openmpi",
+        6,
+        PROG,
+        "--tests",
+        "msgrate,allpairs",
+        "--quick",
+        "--verify",
+        out=tmp_path / "six.csv",
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    rows = check_schema(r, PROG, 6)
+    assert {x["test"] for x in rows} == {"msgrate", "allpairs-latency", "allpairs-bw"}
+    assert [int(x["bytes"]) for x in rows if x["test"] == "msgrate"] == sweep(0, 65536)
+    pairs = [f"{a}-{b}" for a in range(6) for b in range(a + 1, 6)]
+    for t in ("allpairs-latency", "allpairs-bw"):
+        assert [x["method"] for x in rows if x["test"] == t] == pairs
+        assert {x["comm"] for x in rows if x["test"] == t} == {"intra"}
+    assert all(x["verified"] == "yes" for x in rows)
+    meta = r.meta()["pingpong"]
+    assert meta["msgrate_pairs"] == 3 and meta["idle_rank"] == -1
+    assert "3 pair(s) i <-> i+3" in r.stdout
+    assert (
+        len(re.findall(r"^rank(?:\s+\d){6}$", r.stdout, re.MULTILINE)) == 2
+    )  # latency and bandwidth matrices
+
+
+def test_odd_rank_count(tmp_path: Path) -> None:
+    """-n 3: msgrate pairs 0<->1, rank 2 idles (and the run says so)."""
+    r = run_mpi(
+        "openmpi",
+        3,
+        PROG,
+        "--tests",
+        "latency,msgrate,allpairs",
+        "--quick",
+        "--verify",
+        "-m",
+        "0:8",
+        out=tmp_path / "odd.csv",
+    )
+    assert r.returncode == 0, r.stderr
+    rows = check_schema(r, PROG, 3)
+    meta = r.meta()["pingpong"]
+    assert meta["msgrate_pairs"] == 1 and meta["idle_rank"] == 2
+    assert "the last rank idle (odd count)" in r.stdout
+    assert "wait in the harness's barrier (idle)" in r.stdout
+    assert [x["method"] for x in rows if x["test"] == "allpairs-latency"] == [
+        "0-1",
+        "0-2",
+        "1-2",
+    ]
+    assert [int(x["bytes"]) for x in rows if x["test"] == "latency"] == [0, 1, 2, 4, 8]
+    assert all(x["verified"] == "yes" for x in rows)
+
+
+def test_cold_cache(lib: str, tmp_path: Path) -> None:
+    """--cache cold rotates through pools larger than the cache; rows say 'cold'."""
+    r = run_mpi(
+        lib,
+        2,
+        PROG,
+        "--quick",
+        "--verify",
+        "--cache",
+        "cold",
+        "--cache-bytes",
+        "64K",
+        "-m",
+        "0:8K",
+        "--tests",
+        "latency,pingping,bw,bibw",
+        out=tmp_path / "cold.csv",
+    )
+    assert r.returncode == 0, r.stderr
+    rows = check_schema(r, PROG, 2)
+    assert {x["method"] for x in rows} == {"cold"}
+    assert all(x["verified"] == "yes" for x in rows)
+    meta = r.meta()["pingpong"]
+    assert meta["cache"] == "cold" and meta["cache_bytes"] == 65536
+    assert meta["pool_bytes"] > meta["cache_bytes"]
+    assert "cold (rotating) buffers" in r.stdout
+
+
+def test_window_and_stat(tmp_path: Path) -> None:
+    r = run_mpi(
+        "openmpi",
+        2,
+        PROG,
+        "--quick",
+        "--tests",
+        "bw",
+        "--window",
+        "3",
+        "-m",
+        "64:64",
+        "--stat",
+        "min",
+        out=tmp_path / "w.csv",
+    )
+    assert r.returncode == 0, r.stderr
+    check_schema(r, PROG, 2)
+    assert r.meta()["pingpong"]["window"] == 3
+    assert "window 3" in r.stdout and "statistic: min" in r.stdout
+
+
+def test_missing_placement_is_na(tmp_path: Path) -> None:
+    """Asking for an inter-node pair on one node gives n/a rows, not a crash."""
+    r = run_mpi(
+        "openmpi",
+        2,
+        PROG,
+        "--quick",
+        "--pairs",
+        "inter",
+        "--tests",
+        "latency,bw",
+        out=tmp_path / "na.csv",
+    )
+    assert r.returncode == 0, r.stderr
+    rows = check_schema(r, PROG, 2)
+    assert [(x["test"], x["comm"]) for x in rows] == [
+        ("latency", "inter"),
+        ("bw", "inter"),
+    ]
+    for x in rows:
+        assert x["stop_reason"] == "n/a: every rank is on one node: no inter-node pair"
+        assert x["time_median_s"] == "" and x["bytes"] == ""
+
+
+def test_list(tmp_path: Path) -> None:
+    r = run_mpi("openmpi", 2, PROG, "--list", out=tmp_path / "l.csv")
+    assert r.returncode == 0
+    assert "tests: latency pingping bw bibw msgrate allpairs" in r.stdout
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("nprocs", "args", "message"),
+    [
+        (2, ["-m", "8:4"], "pingpong: --sizes must be MIN:MAX"),
+        (
+            2,
+            ["--window", "0"],
+            "pingpong: --window must be an integer from 1 to 4096, got '0'",
+        ),
+        (2, ["--tests", "latency,foo"], "pingpong: --tests: unknown value 'foo'"),
+        (2, ["--cache", "lukewarm"], "pingpong: --cache: unknown value 'lukewarm'"),
+        (2, ["--pairs", "far"], "pingpong: --pairs: unknown value 'far'"),
+        (2, ["-m", "0:2G"], "pingpong: --sizes: messages are at most 1G bytes"),
+        (1, [], "pingpong: needs at least 2 processes, got 1"),
+    ],
+)
+def test_bad_input(nprocs: int, args: list[str], message: str, tmp_path: Path) -> None:
+    """Exit 2, exactly one line on stderr, no files left behind."""
+    r = run_mpi("openmpi", nprocs, PROG, *args, out=tmp_path / "bad.csv", timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith(message)
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,454 @@
+"""threads end to end: every test at every thread level (a level too low for a
+test: the row is skipped with the reason, exit 0), threads versus processes,
+--pairing, --bind and the placement metadata, bad input, the TSan build under
+MPICH, and scripts/thread-overhead for both libraries."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, bindir, check_schema, run_mpi
+
+TESTS = (
+    "overhead-latency",
+    "overhead-bw",
+    "latency-mt",
+    "bw-mt",
+    "msgrate-mt",
+    "short-long",
+    "overlap",
+    "coll-mt",
+)
+MT = ("latency-mt", "bw-mt", "msgrate-mt")
+LEVELS = ("single", "funneled", "serialized", "multiple")
+MEASURED = ("ci", "max-reps", "budget")
+
+
+def need(row: dict[str, str], threads: int) -> str | None:
+    """The thread level a row needs (None: any), as the program decides it."""
+    t, m = row["test"], row["method"]
+    if t in MT and m.startswith("threads-") and threads > 1:
+        return "multiple"
+    if t == "short-long" and m == "with-long":
+        return "multiple"
+    if t == "coll-mt" and m.endswith("-concurrent") and threads > 1:
+        return "multiple"
+    if t == "overlap" and m.startswith("comm-thread"):
+        return "serialized"
+    return None
+
+
+def check_rows(
+    rows: list[dict[str, str]], nprocs: int, threads: int, verified: bool = True
+) -> None:
+    """Every row is measured, or skipped for exactly the reason it should be."""
+    provided = rows[0]["thread_level"]
+    for r in rows:
+        assert r["thread_level"] == provided
+        lvl = need(r, threads)
+        if r["method"] == "processes" and nprocs < 2 * threads:
+            assert (
+                r["stop_reason"]
+                == f"n/a: needs 2T = {2 * threads} ranks (T processes per side), job has {nprocs}"
+            )
+        elif lvl and LEVELS.index(provided) < LEVELS.index(lvl):
+            assert (
+                r["stop_reason"]
+                == f"n/a: needs MPI_THREAD_{lvl.upper()}, library provided {provided}"
+            ), r
+        else:
+            assert r["stop_reason"] in MEASURED, r
+            t = [float(r[c]) for c in ("time_min_s", "time_median_s", "time_max_s")]
+            assert 0 < t[0] <= t[1] <= t[2], r
+            if verified:
+                assert r["verified"] == "yes", r
+            if r["test"] in ("overhead-bw", "bw-mt", "msgrate-mt"):
+                assert float(r["mbps"]) > 0
+            continue
+        assert r["time_median_s"] == "" and r["verified"] == "", r
+
+
+def test_every_test(lib: str, tmp_path: Path) -> None:
+    """The 'Done when' command: -n 2 --level multiple --threads 2 --quick --verify."""
+    out = tmp_path / "t.csv"
+    run = run_mpi(
+        lib,
+        2,
+        "threads",
+        "--level",
+        "multiple",
+        "--threads",
+        "2",
+        "--quick",
+        "--verify",
+        out=out,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "threads", 2)
+    assert [r["test"] for r in rows] == [
+        *["overhead-latency", "overhead-bw"],
+        *[t for t in MT for _ in range(3)],
+        *["short-long"] * 2,
+        *["overlap"] * 5,
+        *["coll-mt"] * 4,
+    ]
+    assert rows[0]["thread_level"] == "multiple"
+    check_rows(rows, 2, 2)
+    by = {(r["test"], r["method"]): r for r in rows}
+    assert by[("latency-mt", "threads-tags")]["comm"] == "shared"
+    assert by[("latency-mt", "threads-comms")]["comm"] == "per-thread"
+    assert by[("latency-mt", "threads-tags")]["threads"] == "2"
+    assert by[("overhead-latency", "multiple")]["threads"] == "1"
+    assert by[("short-long", "with-long")]["threads"] == "2"
+    assert by[("overhead-bw", "multiple")]["bytes"] == str(
+        64 * 1024
+    )  # --quick's long size
+    for m in ("threads-tags", "threads-comms"):
+        assert by[("latency-mt", m)]["stop_reason"] in MEASURED
+    meta = run.meta()
+    assert (
+        meta["threads"]["requested_level"] == "multiple"
+        and meta["threads"]["threads"] == 2
+    )
+    assert set(meta["overlap"]["overlap_percent"]) == {
+        "plain",
+        "comm-thread",
+        "comm-thread-wait",
+    }
+    assert all(
+        isinstance(v, float | int) for v in meta["overlap"]["overlap_percent"].values()
+    )
+    assert meta["overlap"]["compute_iterations"] > 0
+    place = meta["thread_placement"]
+    assert place["bind"] is False and len(place["ranks"]) == 2
+    assert all(
+        len(r["threads"]) == 2 and r["threads"][0]["cpuset"] for r in place["ranks"]
+    )
+    for title in (
+        "single-threaded ping-pong, requested multiple",
+        "2 threads per process vs 2 processes",
+        "overlap",
+    ):
+        assert title in run.stdout
+    assert "overlap " in run.stdout and "% vs alone" in run.stdout
+
+
+def test_processes_side_by_side(tmp_path: Path) -> None:
+    """With 2T ranks the processes variant runs next to the threads variants (Open MPI: 4 ranks)."""
+    out = tmp_path / "p.csv"
+    run = run_mpi(
+        "openmpi",
+        4,
+        "threads",
+        "--threads",
+        "2",
+        "--tests",
+        ",".join(MT),
+        "--quick",
+        "--verify",
+        out=out,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "threads", 4)
+    assert [(r["test"], r["method"]) for r in rows] == [
+        (t, m) for t in MT for m in ("threads-tags", "threads-comms", "processes")
+    ]
+    check_rows(rows, 4, 2)
+    assert all(r["stop_reason"] in MEASURED and r["threads"] == "2" for r in rows)
+    meta = run.meta()["threads"]
+    assert meta["pair"] == [0, 2] and meta["pair_same_node"] is True
+    line = next(s for s in run.stdout.splitlines() if s.startswith("latency-mt"))
+    assert "n/a" not in line and len(line.split()) == 6
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_levels(level: str, tmp_path: Path) -> None:
+    """Each requested level (Open MPI): provided level in the CSV, tests needing more are skipped."""
+    out = tmp_path / "l.csv"
+    run = run_mpi(
+        "openmpi", 2, "threads", "--level", level, "--quick", "--verify", out=out
+    )
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "threads", 2)
+    assert rows[0]["thread_level"] == level  # Open MPI provides what is asked
+    check_rows(rows, 2, 2)
+    assert {r["method"] for r in rows if r["test"].startswith("overhead-")} == {level}
+    skipped = {
+        (r["test"], r["method"])
+        for r in rows
+        if r["stop_reason"].startswith("n/a: needs MPI_THREAD")
+    }
+    if level in ("single", "funneled"):
+        assert ("overlap", "comm-thread") in skipped and (
+            "latency-mt",
+            "threads-tags",
+        ) in skipped
+    elif level == "serialized":
+        assert ("overlap", "comm-thread") not in skipped and (
+            "short-long",
+            "with-long",
+        ) in skipped
+    else:
+        assert not skipped
+    assert run.meta()["threads"]["requested_level"] == level
+
+
+def test_level_too_low_mpich(tmp_path: Path) -> None:
+    """MPICH, --level funneled: the multi-threaded rows say why they were skipped; exit 0."""
+    out = tmp_path / "f.csv"
+    run = run_mpi(
+        "mpich", 2, "threads", "--level", "funneled", "--quick", "--verify", out=out
+    )
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "threads", 2)
+    assert rows[0]["thread_level"] == "funneled"
+    check_rows(rows, 2, 2)
+    na = [
+        r
+        for r in rows
+        if r["stop_reason"]
+        == "n/a: needs MPI_THREAD_MULTIPLE, library provided funneled"
+    ]
+    assert (
+        len(na) == 2 * 3 + 1 + 2
+    )  # threads-* of 3 mt tests, with-long, 2 concurrent collectives
+
+
+def test_one_thread_single(tmp_path: Path) -> None:
+    """--threads 1 at SINGLE: one thread needs no higher level; only the second-thread tests are skipped."""
+    out = tmp_path / "s.csv"
+    run = run_mpi(
+        "openmpi",
+        2,
+        "threads",
+        "--level",
+        "single",
+        "--threads",
+        "1",
+        "--quick",
+        "--verify",
+        out=out,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "threads", 2)
+    check_rows(rows, 2, 1)
+    skipped = {
+        (r["test"], r["method"]) for r in rows if r["stop_reason"].startswith("n/a")
+    }
+    assert skipped == {
+        ("short-long", "with-long"),
+        ("overlap", "comm-thread"),
+        ("overlap", "comm-thread-wait"),
+    }
+
+
+def test_pairing_sizes_and_bind(tmp_path: Path) -> None:
+    """--pairing selects the variants, -m sweeps latency sizes, --bind pins and reports each thread."""
+    out = tmp_path / "b.csv"
+    run = run_mpi(
+        "openmpi",
+        2,
+        "threads",
+        "--pairing",
+        "comms",
+        "--tests",
+        "latency-mt,overhead-latency",
+        "-m",
+        "8:32",
+        "--threads",
+        "3",
+        "--bind",
+        "--quick",
+        "--verify",
+        out=out,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "threads", 2)
+    assert [(r["test"], r["method"], r["bytes"]) for r in rows] == [
+        *[("overhead-latency", "multiple", b) for b in ("8", "16", "32")],
+        *[
+            ("latency-mt", m, b)
+            for b in ("8", "16", "32")
+            for m in ("threads-comms", "processes")
+        ],
+    ]
+    check_rows(rows, 2, 3)
+    place = run.meta()["thread_placement"]
+    assert place["bind"] is True and place["team_threads"] == 3
+    ncpu = os.cpu_count() or 1
+    for r in place["ranks"]:
+        assert len(r["threads"]) == 3
+        if place["bound"]:
+            for t in r["threads"]:
+                assert t["cpuset"].isdigit() and int(t["cpuset"]) < ncpu  # one PU each
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--threads", "0"],
+            "threads: --threads must be an integer from 1 to 1024, got '0'",
+        ),
+        (
+            ["--threads", "100000"],
+            "threads: --threads must be an integer from 1 to 1024, got '100000'",
+        ),
+        (["--level", "full"], "threads: --level: unknown value 'full'"),
+        (["--tests", "latency"], "threads: --tests: unknown value 'latency'"),
+        (["--pairing", "ranks"], "threads: --pairing: unknown value 'ranks'"),
+        (
+            ["--window", "0"],
+            "threads: --window must be an integer from 1 to 4096, got '0'",
+        ),
+    ],
+)
+def test_bad_input(lib: str, tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "bad.csv"
+    run = run_mpi(lib, 2, "threads", *args, out=out, timeout=120)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), run.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_list(tmp_path: Path) -> None:
+    run = run_mpi("openmpi", 1, "threads", "--list", out=tmp_path / "x.csv")
+    assert run.returncode == 0
+    first = run.stdout.splitlines()[0].split()
+    assert first[0] == "tests:" and tuple(first[1:]) == TESTS
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tsan_mpich(tmp_path: Path) -> None:
+    """The TSan build (make MPI=mpich SAN=tsan) runs every test with 2 threads: no data race."""
+    out = tmp_path / "tsan.csv"
+    supp = ROOT / "tests" / "tsan.supp"
+    opts = "halt_on_error=1 exitcode=66" + (
+        f" suppressions={supp}" if supp.exists() else ""
+    )
+    run = run_mpi(
+        "mpich",
+        2,
+        "threads",
+        "--threads",
+        "2",
+        "--quick",
+        "--verify",
+        out=out,
+        san="tsan",
+        env={"UCX_MEM_EVENTS": "no", "TSAN_OPTIONS": opts},
+        timeout=600,
+    )
+    assert "ThreadSanitizer" not in run.stderr, run.stderr[-6000:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = check_schema(run, "threads", 2)
+    check_rows(rows, 2, 2)
+    assert (
+        sum(r["stop_reason"] in MEASURED for r in rows) == len(rows) - 3
+    )  # all but processes
+
+
+SCRIPT = ROOT / "scripts" / "thread-overhead"
+
+
+def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
+    """scripts/thread-overhead -n 2: the four levels, interleaved, and the overhead table."""
+    if not (bindir(lib) / "threads").exists():
+        pytest.skip(f"{bindir(lib) / 'threads'} not built")
+    p = subprocess.run(
+        [
+            str(SCRIPT),
+            "-n",
+            "2",
+            "--lib",
+            lib,
+            "--rounds",
+            "1",
+            "--quick",
+            "--label",
+            "t",
+            "-o",
+            str(tmp_path),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    assert f"thread-overhead: {lib}, label t-{lib}, 1 round(s)" in p.stdout
+    head = next(s for s in p.stdout.splitlines() if s.startswith("test "))
+    assert head.split() == ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE", "us", "%"]
+    for test in ("overhead-latency", "overhead-bw"):
+        line = next(s for s in p.stdout.splitlines() if s.startswith(test)).split()
+        assert len(line) == 8 and line[-1].endswith("%") and "-" not in line[2:6]
+        assert float(line[6]) == pytest.approx(
+            float(line[5]) - float(line[2]), abs=2e-3
+        )
+    csvs = sorted(tmp_path.glob("*.csv"))
+    assert [c.name for c in csvs] == sorted(
+        f"threads-t-{lib}-{lv}-r1.csv" for lv in LEVELS
+    )
+    for c in csvs:
+        meta = json.loads(c.with_suffix(".json").read_text())
+        assert meta["complete"] is True and meta["label"] == f"t-{lib}"
+        with open(c, newline="") as f:
+            rows = list(csv.DictReader(f))
+        level = c.stem.split("-")[-2]
+        assert {r["method"] for r in rows} == {level} and {r["test"] for r in rows} == {
+            "overhead-latency",
+            "overhead-bw",
+        }
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--rounds", "0"],
+            "thread-overhead: --rounds must be a positive integer, got '0'",
+        ),
+        (["-n", "1"], "thread-overhead: -n must be an integer of at least 2, got '1'"),
+        (
+            ["--lib", "intel"],
+            "thread-overhead: --lib must be mpich, openmpi or all, got 'intel'",
+        ),
+        (
+            ["--frobnicate"],
+            "thread-overhead: unknown option '--frobnicate' (see --help)",
+        ),
+    ],
+)
+def test_thread_overhead_bad_input(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    p = subprocess.run(
+        [str(SCRIPT), *args, "-o", str(tmp_path / "o")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [message]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_thread_overhead_shellcheck() -> None:
+    if not shutil.which("shellcheck"):
+        pytest.skip("shellcheck not installed (scripts/deps/test-threads.apt)")
+    p = subprocess.run(
+        ["shellcheck", str(SCRIPT)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stdout
