@@ -118,7 +118,7 @@ class SlurmCluster:
         while time.monotonic() < deadline:
             for p in self.procs:
                 if p.poll() is not None:
-                    raise RuntimeError(f"{p.args[0]} exited with {p.returncode}; see {self.root}/log\n" + self.logs())
+                    raise RuntimeError(f"{p.args!r} exited with {p.returncode}; see {self.root}/log\n" + self.logs())
             out = self.run("sinfo", "-h", "-N", "-o", "%N %T", check=False).stdout
             states = dict(line.split()[:2] for line in out.splitlines() if len(line.split()) >= 2)
             if len(states) == len(self.nodes) and all(s == "idle" for s in states.values()):

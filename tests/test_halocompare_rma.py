@@ -94,17 +94,18 @@ def test_large_messages_2x2(tmp_path: Path) -> None:
         check_verified(run, 4, NEW, comms=("world",), periodic=("1",))
 
 
+@pytest.mark.parametrize("win", ["create", "allocate"])
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])
-def test_window_create_and_assertions(tmp_path: Path, lib: str) -> None:
-    """--win create with every assertion: verified where the library has it, else n/a with the reason."""
+def test_window_flavours_and_assertions(tmp_path: Path, lib: str, win: str) -> None:
+    """Both window flavours with every assertion, verified."""
     n = 3 if lib == "openmpi" else 2
-    run = run_mpi(lib, n, "halocompare", "--quick", "--verify", "--methods", ",".join(RMA), "--win", "create",
+    run = run_mpi(lib, n, "halocompare", "--quick", "--verify", "--methods", ",".join(RMA), "--win", win,
                   "--assert", "all", "--tests", "halo", "--comms", "world,random", out=tmp_path / "h.csv",
                   timeout=600)
     check_verified(run, n, RMA, comms=("world", "random"))
     meta = run.meta()["halocompare"]
-    assert meta["win"] == "create" and meta["assert"] == "noprecede,nosucceed,nocheck"
-    assert "RMA: window MPI_Win_create, assertions noprecede,nosucceed,nocheck" in run.stdout
+    assert meta["win"] == win and meta["assert"] == "noprecede,nosucceed,nocheck"
+    assert f"RMA: window MPI_Win_{win}, assertions noprecede,nosucceed,nocheck" in run.stdout
 
 
 def test_missing_window_flavour_is_na(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -215,7 +216,7 @@ def check_job_dir(d: Path, config: str, program: str, nodes: int, label: str) ->
     assert job["config"] == config and job["status"] == "completed" and job["exit_code"] == 0, job
     assert job["nodes"] == nodes and job["job_id"] == job_id and job["label"] == label
     record = (d / "slurm-job.txt").read_text()
-    assert f"NumNodes={nodes} " in record and f"JobName=mpimb-{label}-{config}" in record
+    assert f"NumNodes={nodes} " in record and f"JobName=mpimb-{label}-" in record
     env = dict(line.split("=", 1) for line in (d / "slurm-env.txt").read_text().splitlines() if "=" in line)
     assert env["SLURM_NNODES"] == str(nodes)
     assert env.get("SLURM_ARRAY_JOB_ID", env["SLURM_JOB_ID"]) == job_id.split("_")[0]
@@ -308,6 +309,10 @@ def test_failed_and_missing_configurations_are_listed(cluster: SlurmCluster, res
     assert p.returncode == 0, p.stderr
     held = manifest(results, label)[-1]["job_id"]
     cluster.run("scancel", held)
+    deadline = time.monotonic() + 30
+    while held in cluster.run("squeue", "-h", "-o", "%i", check=False).stdout.split():
+        assert time.monotonic() < deadline, f"job {held} still queued after scancel"
+        time.sleep(0.5)
     listing = collect(cluster, results, label, "--no-report")
     assert listing["halocompare-N2-ppn1"]["status"] == "failed"
     assert listing["halocompare-N1-ppn1"]["status"] == "missing"

@@ -452,3 +452,38 @@ def test_thread_overhead_shellcheck() -> None:
         timeout=60,
     )
     assert p.returncode == 0, p.stdout
+
+
+def test_one_rank(tmp_path: Path) -> None:
+    """One rank: the two-party tests say why they cannot run, coll-mt still runs."""
+    run = run_mpi(
+        "openmpi", 1, "threads", "--quick", "--verify", out=tmp_path / "one.csv"
+    )
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "threads", 1)
+    for r in rows:
+        if r["test"] == "coll-mt":
+            assert r["stop_reason"] in MEASURED and r["verified"] == "yes"
+        elif r["method"] == "processes":
+            assert r["stop_reason"].startswith("n/a: needs 2T = 4 ranks")
+        else:
+            assert r["stop_reason"] == "n/a: needs at least 2 ranks", r
+
+
+def test_three_ranks_one_thread(tmp_path: Path) -> None:
+    """Odd rank count, T = 1: the pair is 0 and N/2 = 1, rank 2 waits; everything runs."""
+    run = run_mpi(
+        "openmpi",
+        3,
+        "threads",
+        "--threads",
+        "1",
+        "--quick",
+        "--verify",
+        out=tmp_path / "three.csv",
+    )
+    assert run.returncode == 0, run.stderr
+    rows = check_schema(run, "threads", 3)
+    check_rows(rows, 3, 1)
+    assert all(r["stop_reason"] in MEASURED for r in rows)
+    assert run.meta()["threads"]["pair"] == [0, 1]

@@ -12,6 +12,14 @@ _Noreturn void mb_fail_verification(struct mb_run *run, struct mb_row *row);
 void mb_csv_header(FILE *f);
 void mb_csv_row(const struct mb_run *run, const struct mb_row *row);
 
+/* The suite's own costs, reduced over ranks (seconds, KiB): MPI_Init, the
+ * harness's set-up (topology, metadata, files), and peak memory per rank. */
+struct mb_costs {
+    double init_s, setup_s;
+    long rss_max_kib, rss_mean_kib;
+};
+extern struct mb_costs mb_costs;
+
 /* meta.c: gathers hosts/binding (collective) and writes the JSON (rank 0). */
 struct mb_meta_ranks;
 void mb_meta_gather(struct mb_run *run);

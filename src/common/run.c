@@ -7,8 +7,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *cmdline_json(int argc, char **argv)
@@ -162,8 +164,11 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     int action = 0;
     const char *err = mb_parse_options(*argc, *argv, prog, &run->opts, &action);
     run->thread_level_req = prog->thread_level_var ? *prog->thread_level_var : prog->thread_level;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
     MPI_Init_thread(argc, argv, run->thread_level_req, &run->thread_level);
-    double t0 = MPI_Wtime();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double t0 = MPI_Wtime(), init_s = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
     MPI_Comm_dup(MPI_COMM_WORLD, &run->world);
     MPI_Comm_rank(run->world, &run->rank);
     MPI_Comm_size(run->world, &run->nprocs);
@@ -205,6 +210,10 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     mb_watchdog_start(prog->name, run->rank);
     mb_term_install(run);
     run->t_start = t0;
+    double mine[2] = {init_s, MPI_Wtime() - t0}, most[2];
+    MPI_Reduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, 0, run->world);
+    mb_costs.init_s = most[0];
+    mb_costs.setup_s = most[1];
     return run;
 }
 
@@ -294,6 +303,13 @@ void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json)
 int mb_finish(struct mb_run *run)
 {
     mb_watchdog_stop();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    long rss = ru.ru_maxrss, rmax, rsum;
+    MPI_Reduce(&rss, &rmax, 1, MPI_LONG, MPI_MAX, 0, run->world);
+    MPI_Reduce(&rss, &rsum, 1, MPI_LONG, MPI_SUM, 0, run->world);
+    mb_costs.rss_max_kib = rmax;
+    mb_costs.rss_mean_kib = rsum / run->nprocs;
     int code = run->nfailed ? 1 : 0;
     if (run->rank == 0) {
         if (mb_meta_write(run, 1)) {

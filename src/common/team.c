@@ -135,6 +135,10 @@ double mb_team_run(struct mb_team *t, int nactive, mb_team_fn fn, void *arg, lon
     t->arg = arg;
     t->iters = iters;
     t->nactive = nactive > t->n ? t->n : nactive;
+    if (t->nactive <= 1) { /* the caller alone: the other threads stay asleep */
+        job(t, 0);
+        return t->result[0] > 0 ? t->result[0] : 0;
+    }
     pthread_barrier_wait(&t->start);
     job(t, 0);
     pthread_barrier_wait(&t->end);

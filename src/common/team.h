@@ -4,7 +4,8 @@
  * wait, blocked, between jobs.  mb_team_run() starts fn on threads
  * 0..nactive-1 at once (a barrier), waits for all of them (a barrier) and
  * returns the maximum of the values fn returned (each thread's own elapsed
- * seconds; a negative value is not counted).  The barriers order every
+ * seconds; a negative value is not counted).  With nactive <= 1 the caller
+ * runs fn alone and the other threads are not woken.  The barriers order every
  * write made before a job with every read made in it, and the reverse, so
  * per-thread state needs no other synchronisation.
  *

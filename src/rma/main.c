@@ -230,10 +230,10 @@ int main(int argc, char **argv)
     sel_syncs = (sel_syncs ? sel_syncs : ~0ul) & ((1ul << nsyncs) - 1);
     sel_windows = (sel_windows ? sel_windows : ~0ul) & ((1ul << nwins) - 1);
     sel_tests = (sel_tests ? sel_tests : ~0ul) & 3;
-    if (run->nprocs < 2) mb_usage_error(run, "needs at least 2 processes (an origin and a target), got %d", run->nprocs);
     size_t smax = run->opts.size_max < 8 ? 8 : run->opts.size_max;
     if (smax > (1ul << 30) / (size_t)epoch_ops)
         mb_usage_error(run, "--epoch-ops (%ld) x the largest size (%zu B) must be at most 1 GiB", epoch_ops, smax);
+    if (run->nprocs < 2) mb_usage_error(run, "needs at least 2 processes (an origin and a target), got %d", run->nprocs);
 
     struct rma r = {.rank = run->rank, .nprocs = run->nprocs, .nslots = (int)epoch_ops};
     const char *fault = getenv("MPIMB_RMA_FAULT");

@@ -119,7 +119,7 @@ static void placement_meta(struct thr *c)
 {
     struct mb_run *run = c->run;
     int n = mb_team_size(c->team);
-    size_t per = (size_t)n * 128 + 64;
+    size_t per = (size_t)n * 176 + 64; /* one thread: < 64 bytes of JSON + two strings < 48 */
     char *mine = calloc(per, 1), *all = NULL;
     mb_team_placement(c->team, mine, per);
     if (run->rank == 0) all = calloc((size_t)run->nprocs, per);

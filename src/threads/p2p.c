@@ -161,7 +161,7 @@ static void measure(struct thr *c, struct p2p *p, struct mb_row *row)
 
 /* ------------------------------------------------------------ overhead-* */
 
-/* One thread on ranks 0 and 1, whatever the level: what a single-threaded
+/* One thread on ranks 0 and N/2, whatever the level: what a single-threaded
  * program pays for having asked for it. */
 void thr_overhead(struct thr *c, int bw)
 {

@@ -1,0 +1,243 @@
+"""mpimb-report on the fixture result sets (two labels, every program, a simulated run)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, browser_check, cli, cli_proc, copy_fixture
+
+A = str(FIXTURES / "clusterA")
+B = str(FIXTURES / "clusterB")
+SIM = str(FIXTURES / "sim")
+
+
+def test_fixtures_follow_the_programs_schema() -> None:
+    from conftest import COLUMNS
+
+    for p in FIXTURES.rglob("*.csv"):
+        with open(p, newline="") as f:
+            assert next(csv.reader(f)) == COLUMNS, p
+        meta = json.loads(p.with_suffix(".json").read_text())
+        for k in ("schema_version", "run_id", "program", "label", "complete", "simulated", "mpi", "nprocs",
+                  "nnodes", "ppn", "hosts", "ranks", "topology", "compiler", "options", "environment"):
+            assert k in meta, (p, k)
+    labels = {json.loads(p.read_text())["label"] for p in FIXTURES.rglob("*.json")}
+    assert {"clusterA", "clusterB"} <= labels
+
+
+def test_validate_ok(capsys: pytest.CaptureFixture[str]) -> None:
+    r = cli("validate", A, B, SIM, capsys=capsys)
+    assert r.rc == 0, r.out + r.err
+    assert re.match(r"ok: 14 run\(s\), \d+ row\(s\)", r.out)
+
+
+def test_table_halocompare_has_the_talk_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    r = cli("table", str(FIXTURES / "clusterA" / "halocompare-clusterA-np16.csv"), capsys=capsys)
+    assert r.rc == 0, r.err
+    blocks = r.out.split("\n\n")
+    assert blocks[0].startswith("Non-periodic mesh, 16000 B per neighbour: MB/s per process — clusterA")
+    assert blocks[1].startswith("Periodic mesh")
+    lines = blocks[0].splitlines()
+    assert "4 neighbours" in lines[1] and "8 neighbours" in lines[1]
+    assert lines[2].split()[:4] == ["comm", "irecv-send", "irecv-isend", "phased"]
+    comms = [ln.split()[0] for ln in lines[4:10]]
+    assert comms == ["world", "dup", "evenodd", "cart", "node", "random"]
+    assert "n/a" in blocks[0] and "n/a: needs a cart communicator" in blocks[0]
+    assert "One sender" in r.out
+
+
+def test_table_every_program_and_format(capsys: pytest.CaptureFixture[str]) -> None:
+    text = cli("table", A, capsys=capsys).out
+    for title in ("collectives: time per call", "Non-periodic mesh", "pingpong: latency", "allpairs-latency, 8 B",
+                  "rma put-latency", "RMA / send-recv", "threads overhead-latency", "threads bw-mt"):
+        assert title in text, title
+    md = cli("table", A, "--format", "markdown", capsys=capsys)
+    assert md.rc == 0 and "| comm |" in md.out and "|:---|" in md.out
+    tex = cli("table", A, "--format", "latex", capsys=capsys)
+    assert tex.rc == 0 and "\\begin{tabular}" in tex.out and "\\multicolumn" in tex.out
+    h = cli("table", A, "--format", "html", capsys=capsys)
+    assert h.rc == 0 and h.out.startswith("<!DOCTYPE html>") and "<table" in h.out
+    c = cli("table", A, "--format", "csv", capsys=capsys)
+    rows = list(csv.reader(c.out.splitlines()))
+    assert rows[0][0].startswith("# ") and len(rows) > 50
+
+
+def test_table_stat_min_differs_from_median(capsys: pytest.CaptureFixture[str]) -> None:
+    f = str(FIXTURES / "clusterA" / "pingpong-clusterA-np4.csv")
+    med = cli("table", f, capsys=capsys).out
+    mn = cli("table", f, "--stat", "min", capsys=capsys).out
+    assert med != mn
+    # min time <= median time: the 1-byte intra latency shrinks
+    def first_latency(s: str) -> float:
+        line = next(ln for ln in s.splitlines() if ln.startswith("1 "))
+        return float(line.split()[1])
+
+    assert first_latency(mn) < first_latency(med)
+
+
+def test_plot_every_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "plots"
+    r = cli("plot", A, B, "-o", str(out), capsys=capsys)
+    assert r.rc == 0, r.err
+    names = {p.name for p in out.iterdir()}
+    for want in ("clusterA-pingpong-np4-latency", "clusterA-halocompare-np16-halo-periodic-16000",
+                 "clusterA-pingpong-np4-allpairs-latency-8-heatmap", "clusterA-rma-np2-put-latency-ratio",
+                 "clusterA-threads-overhead-latency-levels", "clusterA-collectives-np16-library",
+                 "clusterA-collectives-np16-bcast", "clusterA-halocompare-halo-scaling", "clusterB-pingpong-np4-bw"):
+        assert f"{want}.png" in names and f"{want}.svg" in names, want
+    png = (out / "clusterA-pingpong-np4-latency.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    svg = (out / "clusterA-pingpong-np4-latency.svg").read_text()
+    assert "message size [bytes]" in svg and "clusterA · Open MPI 4.1.4 · 4 ranks" in svg
+
+
+def test_simulated_is_labelled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    t = cli("table", SIM, capsys=capsys)
+    assert "[SIMULATED]" in t.out
+    cli("plot", SIM, "-o", str(tmp_path / "p"), capsys=capsys)
+    svg = next((tmp_path / "p").glob("*.svg")).read_text()
+    assert "SIMULATED" in svg
+    r = cli("report", SIM, A, "-o", str(tmp_path / "r.html"), capsys=capsys)
+    assert r.rc == 0
+    page = (tmp_path / "r.html").read_text()
+    assert 'class="banner sim"' in page and "SIMULATED RESULTS (bgl-sim)" in page
+    assert cli("report", A, "-o", str(tmp_path / "a.html"), capsys=capsys).rc == 0
+    assert "banner sim" not in (tmp_path / "a.html").read_text()
+
+
+def test_report_is_self_contained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report.html"
+    r = cli("report", A, "-o", str(out), capsys=capsys)
+    assert r.rc == 0, r.err
+    page = out.read_text()
+    assert page.count('src="data:image/png;base64,') >= 20
+    assert not re.search(r'(src|href)="(https?:)?//', page), "no network references"
+    for section in ("collectives", "halocompare", "pingpong", "rma", "threads", "Run metadata"):
+        assert f">{section}<" in page
+    assert "Open MPI 4.1.4" in page and "OMPI_MCA_btl" in page
+
+
+def test_compare_two_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cmp" / "report.html"
+    r = cli("compare", A, B, "-o", str(out), capsys=capsys)
+    assert r.rc == 0, r.err
+    page = out.read_text()
+    md = out.with_suffix(".md").read_text()
+    ratios = out.parent / "report-ratios.csv"
+    assert ratios.exists()
+    # metadata side by side, differences marked
+    assert "Open MPI 4.1.4" in page and "MPICH 4.0.2" in page and 'class="diff"' in page
+    assert "| MPI library **(differs)** | Open MPI 4.1.4 | MPICH 4.0.2 |" in md
+    # summary written automatically, with wins and losses (B is faster, except RMA fence)
+    assert "clusterB vs clusterA: over" in md and "Win:" in md and "Loss:" in md
+    assert re.search(r"Loss: rma \S+ fence", md)
+    # ratio tables with CI and significance marks
+    assert "95% CI" in md and "↓" in md and "↑" in md and 'class="win"' in page and 'class="loss"' in page
+    # overlaid plots embedded, and the Markdown's plots next to it
+    assert page.count("data:image/png;base64,") >= 4
+    assert (out.parent / "report-plots").is_dir() and "](report-plots/" in md
+    import pandas as pd
+
+    w = pd.read_csv(ratios)
+    row = w[(w["program"] == "pingpong") & (w["test"] == "latency") & (w["comm"] == "inter") & (w["bytes"] == 1)]
+    assert len(row) == 1
+    # clusterB's alpha is 0.9 µs against 1.2 µs
+    assert 0.70 < float(row["ratio@clusterB"].iloc[0]) < 0.80
+    assert bool(row["sig@clusterB"].iloc[0])
+    lo, hi = float(row["rlo@clusterB"].iloc[0]), float(row["rhi@clusterB"].iloc[0])
+    assert lo <= float(row["ratio@clusterB"].iloc[0]) <= hi
+
+
+def test_compare_three_sets_and_same_label(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "c.html"
+    r = cli("compare", A, B, A, "-o", str(out), capsys=capsys)
+    assert r.rc == 0, r.err
+    md = out.with_suffix(".md").read_text()
+    assert "clusterA #1" in md and "clusterA #3" in md
+
+
+def test_compare_needs_two_sets(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    r = cli("compare", A, "-o", str(tmp_path / "x.html"), capsys=capsys)
+    assert r.rc == 2 and len(r.err.strip().splitlines()) == 1 and "at least two" in r.err
+    assert not list(tmp_path.iterdir())
+
+
+def test_model_recovers_hockney_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    r = cli("model", A, capsys=capsys)
+    assert r.rc == 0, r.err
+    inter = next(ln for ln in r.out.splitlines() if ln.startswith("clusterA · Open MPI 4.1.4 · inter"))
+    alpha, beta = float(inter.split()[7]), float(inter.split()[8])
+    assert abs(alpha - 1.2) < 0.06  # µs, as generated
+    assert abs(beta - 1e9 / 9e9) < 0.006  # ns/B
+    assert "Halo exchange, clusterA, 16 ranks" in r.out and "Collectives, clusterA, 16 ranks" in r.out
+    assert "bcast scatter-allgather" in r.out
+
+
+def test_model_needs_pingpong_or_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    halo = str(FIXTURES / "clusterA" / "halocompare-clusterA-np16.csv")
+    r = cli("model", halo, capsys=capsys)
+    assert r.rc == 1 and len(r.err.strip().splitlines()) == 1 and "pingpong" in r.err
+    r = cli("model", halo, "--alpha", "1.2", "--bandwidth", "9000", capsys=capsys)
+    assert r.rc == 0 and "measured/predicted" in r.out
+    r = cli("model", halo, "--alpha", "1.2", capsys=capsys)
+    assert r.rc == 2 and len(r.err.strip().splitlines()) == 1
+
+
+def test_incomplete_run_warns_and_is_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = copy_fixture(tmp_path, "clusterA") / "clusterA"
+    j = d / "rma-clusterA-np2.json"
+    meta = json.loads(j.read_text())
+    meta["complete"] = False
+    j.write_text(json.dumps(meta))
+    lines = (d / "rma-clusterA-np2.csv").read_text().splitlines(keepends=True)
+    (d / "rma-clusterA-np2.csv").write_text("".join(lines[:20]))  # killed after 19 rows
+    r = cli("table", str(d / "rma-clusterA-np2.csv"), capsys=capsys)
+    assert r.rc == 0
+    assert "warning" in r.err and "incomplete" in r.err and "19 finished row(s)" in r.err
+    assert "rma put-latency" in r.out
+    v = cli("validate", str(d), capsys=capsys)
+    assert v.rc == 0 and "incomplete" in v.err
+    rep = cli("report", str(d), "-o", str(tmp_path / "r.html"), capsys=capsys)
+    assert rep.rc == 0 and "incomplete" in (tmp_path / "r.html").read_text()
+
+
+def test_console_script_and_python_m(tmp_path: Path) -> None:
+    r = cli_proc("validate", A)
+    assert r.rc == 0 and r.out.startswith("ok:"), r.err
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "mpimb", "--version"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.startswith("mpimb-report ")
+    bad = cli_proc("table", str(tmp_path / "nope"))
+    assert bad.rc == 1 and bad.err.count("\n") == 1 and "no such file or directory" in bad.err
+    assert "Traceback" not in bad.err
+
+
+def test_compare_report_in_browser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cmp.html"
+    assert cli("compare", A, B, "-o", str(out), capsys=capsys).rc == 0
+    n_img = out.read_text().count("<img ")
+    ok, bad, std = browser_check(out, tmp_path)
+    assert (ok, bad) == (n_img, 0)
+    assert std > 10, "screenshot is blank"
+
+
+def test_fixture_generator_is_in_sync(tmp_path: Path) -> None:
+    """The committed fixtures are what make_fixtures.py writes."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES.parent / "make_fixtures.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.HERE = tmp_path
+    mod.make("clusterA", 10)
+    a = (tmp_path / "clusterA" / "pingpong-clusterA-np4.csv").read_text()
+    assert a == (FIXTURES / "clusterA" / "pingpong-clusterA-np4.csv").read_text()
+    shutil.rmtree(tmp_path / "clusterA")

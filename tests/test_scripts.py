@@ -1,0 +1,38 @@
+"""Every shell script of the project passes shellcheck, and install-deps on a
+machine that has everything installs nothing and says what it uses."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+DIRS = ("scripts", "slurm", "bench", ".ci")
+
+
+def shell_scripts() -> list[Path]:
+    found = []
+    for d in DIRS:
+        for p in sorted((ROOT / d).rglob("*")):
+            if p.is_file() and p.read_bytes()[:64].split(b"\n")[0] in (b"#!/usr/bin/env bash", b"#!/bin/bash", b"#!/bin/sh"):
+                found.append(p)
+    return found
+
+
+@pytest.mark.parametrize("script", shell_scripts(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_shellcheck(script: Path) -> None:
+    if not shutil.which("shellcheck"):
+        pytest.skip("shellcheck not installed")
+    p = subprocess.run(["shellcheck", "-x", str(script)], capture_output=True, text=True, timeout=120, check=False)
+    assert p.returncode == 0, p.stdout
+
+
+def test_install_deps_is_idempotent() -> None:
+    """make test installed everything already, so this run must install nothing."""
+    p = subprocess.run([str(ROOT / "scripts" / "install-deps")], capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert p.returncode == 0, p.stderr
+    assert "installing" not in p.stdout and "install-deps: using mpicc=" in p.stdout
