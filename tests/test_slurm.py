@@ -65,6 +65,7 @@ def report_supports(sub: str) -> bool:
         (["--bindir", "/nonexistent"], "--bindir '/nonexistent' is not a directory"),
         (["--frobnicate"], "unknown option '--frobnicate'"),
         (["--", "--quick", "-o", "x.csv"], "program option '-o' is set by the sweep"),
+        (["--results", "TMP/a b"], "contains white space"),
         (["--modules", "ok bad;rm"], "--modules: bad module name 'bad;rm'"),
         (["--args", "rma=-x"], "--args names 'rma', which --programs does not list"),
         (["--args", "halocompare=--label x"], "program option '--label' is set by the sweep"),
@@ -72,12 +73,13 @@ def report_supports(sub: str) -> bool:
 )
 def test_sweep_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
     res = tmp_path / "results"
+    args = [a.replace("TMP", str(tmp_path)) for a in args]
     p = run([SWEEP, "--results", res, "--bindir", bindir("openmpi"), *args], timeout=60)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("sweep: "), p.stderr
     assert message in lines[0]
-    assert not res.exists(), "a refused sweep must leave no files"
+    assert files_under(tmp_path) == [], "a refused sweep must leave no files"
 
 
 @pytest.mark.parametrize(
@@ -85,13 +87,14 @@ def test_sweep_refuses_bad_input(tmp_path: Path, args: list[str], message: str) 
     [
         ([], "which sweep?"),
         (["no-such-label"], "no sweep results in"),
+        (["TMP/"], "holds no sweep"),
         (["a b"], "a sweep label may hold only"),
         (["x", "y"], "one sweep at a time"),
         (["--bogus", "x"], "unknown option '--bogus'"),
     ],
 )
 def test_collect_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
-    p = run([COLLECT, "--results", tmp_path, *args], timeout=60)
+    p = run([COLLECT, "--results", tmp_path, *(a.replace("TMP", str(tmp_path)) for a in args)], timeout=60)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("collect: ") and message in lines[0], p.stderr
@@ -130,7 +133,7 @@ def test_dry_run_prints_plain_sbatch_scripts(tmp_path: Path) -> None:
             f"#SBATCH --output={res}/slurm-%j.out",
             "module load mpich/4",
             "module load hwloc",
-            f"out={res}/$SLURM_JOB_ID",
+            f'out="{res}/$SLURM_JOB_ID"',
             'scontrol show job "$SLURM_JOB_ID" > "$out/slurm-job.txt"',
             (
                 f'srun --mpi=pmi2 {bindir("mpich")}/halocompare -o "$out" --label lab --quick '
@@ -150,6 +153,21 @@ def test_dry_run_array_and_mpiexec(tmp_path: Path) -> None:
     assert "slurm-%A_%a.out" in s and "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" in s
     assert "mpiexec.openmpi --bind-to core -n 2 " in s
     assert "--threads 4" in s and "threads-N2-ppn1-t2" in s
+
+
+def test_job_never_reuses_another_jobs_directory(tmp_path: Path) -> None:
+    """A job whose directory exists (job ids restarted, or a copied script)
+    stops before writing anything."""
+    (s,) = dry_run(tmp_path, "-N", "1")
+    script = tmp_path / "job.sh"
+    script.write_text(s)
+    taken = tmp_path / "results" / "lab" / "7"
+    taken.mkdir(parents=True)
+    (taken / "halocompare-lab-np1-x.csv").write_text("earlier job\n")
+    p = run(["bash", script], env=dict(os.environ, SLURM_JOB_ID="7"), timeout=60)
+    assert p.returncode == 1
+    assert [f.name for f in taken.iterdir()] == ["halocompare-lab-np1-x.csv"]
+    assert (taken / "halocompare-lab-np1-x.csv").read_text() == "earlier job\n"
 
 
 @pytest.mark.skipif(not shutil.which("shellcheck"), reason="shellcheck not installed (scripts/install-deps --test)")

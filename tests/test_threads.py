@@ -487,3 +487,25 @@ def test_three_ranks_one_thread(tmp_path: Path) -> None:
     check_rows(rows, 3, 1)
     assert all(r["stop_reason"] in MEASURED for r in rows)
     assert run.meta()["threads"]["pair"] == [0, 1]
+
+
+@pytest.mark.parametrize("test", TESTS)
+def test_verify_catches_corruption(test: str, tmp_path: Path) -> None:
+    """--verify works for every test: rank 0 sending the wrong iteration's pattern
+    (MPIMB_THREADS_CORRUPT, a self-test hook) fails the run with exit 1."""
+    run = run_mpi(
+        "openmpi",
+        2,
+        "threads",
+        "--tests",
+        test,
+        "--quick",
+        "--verify",
+        out=tmp_path / "v.csv",
+        env={"MPIMB_THREADS_CORRUPT": test},
+    )
+    assert run.returncode == 1, run.stderr
+    assert f"threads: verification failed in threads {test} " in run.stderr
+    last = run.rows()[-1]
+    assert last["test"] == test and last["verified"] == "no"
+    assert last["stop_reason"] == "verification failed"

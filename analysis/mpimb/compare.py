@@ -199,14 +199,14 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5) -> list[str]:
                      f"the time ratios); significantly faster in {faster}, slower in {slower}"
                      + (f"; {only_a} only in {A}, {only_n} only in {n}" if only_a or only_n else "") + ".")
         d = w[sig].assign(lr=np.log(r[sig]))
-        for title, part in (("Largest wins", d.nsmallest(top, "lr")), ("Largest losses", d.nlargest(top, "lr"))):
-            part = part[part["lr"] < 0] if title == "Largest wins" else part[part["lr"] > 0]
+        for word, part in (("Win", d.nsmallest(top, "lr")), ("Loss", d.nlargest(top, "lr"))):
+            part = part[part["lr"] < 0] if word == "Win" else part[part["lr"] > 0]
             for _, x in part.iterrows():
                 what = f"{x['program']} {x['test']} {variant_name(x)}".strip()
                 size = f", {fmt_bytes(x['bytes'])} B" if x["bytes"] >= 0 else ""
                 ratio = x[f"ratio@{n}"]
                 fac = f"{1 / ratio:.2f}× faster" if ratio < 1 else f"{ratio:.2f}× slower"
-                lines.append(f"  {title[8:-1].capitalize()}: {what}{size}: {n} {fac} "
+                lines.append(f"  {word}: {what}{size}: {n} {fac} "
                              f"(ratio {ratio:.3g}, 95% CI {ci_cell(x[f'rlo@{n}'], x[f'rhi@{n}'])})")
     return lines
 

@@ -71,12 +71,17 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     double min_rep = o->min_rep_time, tick100 = 100 * MPI_Wtick();
     long K = calibrate(k, min_rep > tick100 ? min_rep : tick100);
 
-    long cap = o->max_reps, n = 0, batch = o->reps;
-    double *loc = malloc(((size_t)cap + 1) * sizeof *loc), *all = malloc(((size_t)cap + 1) * sizeof *all),
-           *tmp = malloc((size_t)cap * sizeof *tmp);
+    long cap = o->max_reps, n = 0, batch = o->reps, room = 0;
+    double *loc = NULL, *all = NULL, *tmp = NULL;
     struct mb_stats s = {0};
     const char *stop = NULL;
     while (!stop) {
+        if (n + batch + 1 > room) { /* grow with the samples, not to --max-reps up front */
+            room = 2 * (n + batch + 1);
+            loc = realloc(loc, (size_t)room * sizeof *loc);
+            all = realloc(all, (size_t)room * sizeof *all);
+            tmp = realloc(tmp, (size_t)room * sizeof *tmp);
+        }
         for (long i = 0; i < batch; i++) {
             MPI_Barrier(k->comm);
             loc[i] = run_once(k, K) / (double)K;

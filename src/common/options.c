@@ -28,7 +28,7 @@ static const struct mb_option common[] = {
     {"reps", 0, MB_OPT_INT, &O.reps, 1, 1000000, NULL, "minimum repetitions per test (10)"},
     {"max-reps", 0, MB_OPT_INT, &O.max_reps, 1, 10000000, NULL, "maximum repetitions per test (1000)"},
     {"rel-ci", 0, MB_OPT_DOUBLE, &O.rel_ci, 1, 0, NULL, "stop when the median's 95% CI is within this fraction (0.02)"},
-    {"time-budget", 0, MB_OPT_DOUBLE, &O.time_budget, 1, 0, NULL, "seconds per test for extra repetitions (0.25)"},
+    {"time-budget", 0, MB_OPT_DOUBLE, &O.time_budget, 1, 0, NULL, "seconds per test for extra repetitions (0.1)"},
     {"min-rep-time", 0, MB_OPT_DOUBLE, &O.min_rep_time, 0, 0, NULL, "seconds one repetition lasts at least (0.001)"},
     {"warmup", 0, MB_OPT_INT, &O.warmup, 0, 1000000, NULL, "warm-up iterations per test (5)"},
     {"stat", 0, MB_OPT_CHOICE, &stat_idx, 0, 0, "median,min,mean", "statistic shown in tables (median)"},
@@ -170,7 +170,7 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     want_help = want_version = want_list = 0;
     stat_idx = -1;
     O = (struct mb_opts){.timeout = 300, .reps = 10, .max_reps = 1000, .warmup = 5, .rel_ci = 0.02,
-                         .time_budget = 0.25, .min_rep_time = 1e-3};
+                         .time_budget = 0.1, .min_rep_time = 1e-3};
     for (int i = 0; i < n; i++) {
         const struct mb_option *op = nth(prog, i);
         lo[i] = (struct option){op->name, op->kind == MB_OPT_FLAG ? no_argument : required_argument, NULL, 256 + i};
@@ -254,10 +254,11 @@ void mb_print_help(const struct mb_program *prog)
         if (pass) printf("\nCommon options:\n");
         for (int i = 0; t && t[i].name; i++) {
             if (t[i].kind == MB_OPT_RANGE && !(prog->flags & MB_USES_SIZES)) continue;
+            static const char *const meta[] = {"", "N", "SIZE", "X", "WORD", "LIST", "TEXT", "MIN:MAX"};
             char lhs[64];
-            snprintf(lhs, sizeof lhs, "%s%c%s--%s%s", t[i].short_name ? "-" : "", t[i].short_name ? t[i].short_name : ' ',
-                     t[i].short_name ? ", " : "  ", t[i].name, t[i].kind == MB_OPT_FLAG ? "" : " X");
-            printf("  %-24s %s", t[i].short_name ? lhs : lhs + 1, t[i].help);
+            snprintf(lhs, sizeof lhs, "%c%c%s--%s%s%s", t[i].short_name ? '-' : ' ', t[i].short_name ? t[i].short_name : ' ',
+                     t[i].short_name ? ", " : "  ", t[i].name, t[i].kind == MB_OPT_FLAG ? "" : " ", meta[t[i].kind]);
+            printf("  %-26s %s", lhs, t[i].help);
             if (t[i].kind == MB_OPT_CHOICE || t[i].kind == MB_OPT_LIST) printf(" [%s]", list_words(t[i].choices));
             printf("\n");
         }

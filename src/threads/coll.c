@@ -52,8 +52,8 @@ static void coll_fill(void *state, long it)
     struct coll *c = state;
     for (int t = 0; t < c->T; t++)
         for (int j = 0; j < c->count; j++) {
-            c->sbuf[t][j] = value(c->rank, t, it, j);
-            c->rbuf[t][j] = c->op == BCAST && c->rank == 0 ? value(0, t, it, j) : -1;
+            c->sbuf[t][j] = value(c->rank, t, it + thr_corrupt(T_COLL_MT, c->rank), j);
+            c->rbuf[t][j] = c->op == BCAST && c->rank == 0 ? c->sbuf[t][j] : -1;
         }
 }
 

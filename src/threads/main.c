@@ -87,6 +87,17 @@ const char *thr_level_short(const struct thr *c, int need, char *buf, size_t len
     return buf;
 }
 
+static int corrupt_test = -1;
+
+uint32_t thr_corrupt(int test, int rank) { return test == corrupt_test && rank == 0; }
+
+static void read_corrupt(void)
+{
+    const char *e = getenv("MPIMB_THREADS_CORRUPT");
+    for (int i = 0; e && i < NTESTS; i++)
+        if (!strcmp(e, thr_test_names[i])) corrupt_test = i;
+}
+
 void thr_pair(const struct mb_run *run, int *role, int *partner)
 {
     int half = run->nprocs / 2;
@@ -145,6 +156,7 @@ static void placement_meta(struct thr *c)
 int main(int argc, char **argv)
 {
     struct mb_run *run = mb_init(&argc, &argv, &program);
+    read_corrupt();
     struct thr c = {.run = run, .T = (int)nthreads, .short_size = short_size, .window = window,
                     .compute_us = compute_us};
     c.long_size = long_size ? long_size : run->opts.quick ? 64 * 1024 : 1024 * 1024;

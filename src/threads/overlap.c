@@ -102,7 +102,7 @@ static void ov_fill(void *state, long it)
 {
     struct ov *o = state;
     if (o->role < 0) return;
-    mb_pattern_fill_bytes(o->sbuf, o->bytes, (uint32_t)o->me, 0, (uint32_t)it);
+    mb_pattern_fill_bytes(o->sbuf, o->bytes, (uint32_t)o->me, 0, (uint32_t)it + thr_corrupt(T_OVERLAP, o->me));
     memset(o->rbuf, 0, o->bytes);
 }
 

@@ -17,6 +17,7 @@ enum kind { LAT, BW };
 
 struct p2p {
     enum kind kind;
+    int test; /* T_* (for thr_corrupt) */
     int role, partner, me, nthr, nbuf; /* nthr threads run; nbuf have buffers */
     size_t bytes;
     long window;
@@ -131,7 +132,8 @@ static void p2p_fill(void *state, long it)
     struct p2p *p = state;
     if (p->role < 0) return;
     for (int t = 0; t < p->nbuf; t++) {
-        mb_pattern_fill_bytes(p->sbuf[t], p->bytes, (uint32_t)p->me, (uint32_t)t, (uint32_t)it);
+        mb_pattern_fill_bytes(p->sbuf[t], p->bytes, (uint32_t)p->me, (uint32_t)t,
+                              (uint32_t)it + thr_corrupt(p->test, p->me));
         memset(p->rbuf[t], 0, p->bytes);
     }
 }
@@ -178,7 +180,7 @@ void thr_overhead(struct thr *c, int bw)
         if (run->nprocs < 2) {
             mb_na(run, &row, "needs at least 2 ranks");
         } else {
-            struct p2p p = {.kind = bw ? BW : LAT, .me = run->rank, .bytes = b, .window = c->window};
+            struct p2p p = {.kind = bw ? BW : LAT, .test = bw ? T_OVH_BW : T_OVH_LAT, .me = run->rank, .bytes = b, .window = c->window};
             thr_pair(run, &p.role, &p.partner);
             p2p_alloc(&p, 1);
             p.comm[0] = c->shared;
@@ -214,7 +216,7 @@ static void mt_one(struct thr *c, int test, int variant, size_t b)
     else if (!procs && T > 1 && thr_level_short(c, MPI_THREAD_MULTIPLE, why, sizeof why))
         mb_na(run, &row, "%s", why);
     else {
-        struct p2p p = {.kind = test == T_LAT_MT ? LAT : BW, .me = run->rank, .bytes = b, .window = c->window};
+        struct p2p p = {.kind = test == T_LAT_MT ? LAT : BW, .test = test, .me = run->rank, .bytes = b, .window = c->window};
         if (procs) {
             int half = run->nprocs / 2, r = run->rank;
             p.role = r < T ? 0 : r >= half && r < half + T ? 1 : -1;
@@ -315,7 +317,7 @@ void thr_short_long(struct thr *c)
         else if (with && thr_level_short(c, MPI_THREAD_MULTIPLE, why, sizeof why))
             mb_na(run, &row, "%s", why);
         else {
-            struct p2p p = {.kind = LAT, .me = run->rank, .bytes = c->short_size, .window = 1, .longcomm = c->longcomm,
+            struct p2p p = {.kind = LAT, .test = T_SHORT_LONG, .me = run->rank, .bytes = c->short_size, .window = 1, .longcomm = c->longcomm,
                             .lbytes = c->long_size, .team = c->team};
             thr_pair(run, &p.role, &p.partner);
             p2p_alloc(&p, 1);

@@ -82,7 +82,7 @@ def test_table_stat_min_differs_from_median(capsys: pytest.CaptureFixture[str]) 
 
 def test_plot_every_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "plots"
-    r = cli("plot", A, B, "-o", str(out), capsys=capsys)
+    r = cli("plot", A, str(FIXTURES / "clusterB" / "pingpong-clusterB-np4.csv"), "-o", str(out), capsys=capsys)
     assert r.rc == 0, r.err
     names = {p.name for p in out.iterdir()}
     for want in ("clusterA-pingpong-np4-latency", "clusterA-halocompare-np16-halo-periodic-16000",
