@@ -70,7 +70,8 @@ def test_sigterm_leaves_metadata(tmp_path: Path, lib: str) -> None:
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
-    assert p.returncode != 0
+    if lib == "openmpi":  # hydra's own exit status after forwarding a signal is 0 or not, by version
+        assert p.returncode != 0
     rows = check_rows(out, done)
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["complete"] is False

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -439,19 +438,6 @@ def test_thread_overhead_bad_input(
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [message]
     assert list(tmp_path.iterdir()) == []
-
-
-def test_thread_overhead_shellcheck() -> None:
-    if not shutil.which("shellcheck"):
-        pytest.skip("shellcheck not installed (scripts/deps/test-threads.apt)")
-    p = subprocess.run(
-        ["shellcheck", str(SCRIPT)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert p.returncode == 0, p.stdout
 
 
 def test_one_rank(tmp_path: Path) -> None:

@@ -27,14 +27,11 @@ KEY = ["program", "test", *VARIANT, "bytes"]
 
 
 def set_names(sets: list[tuple[str, list[Run]]]) -> list[str]:
-    """Label(s) of each set; MPI library, then position added where names collide."""
+    """Label(s) of each set; where names collide, the MPI library, then the position is added."""
     names = ["+".join(sorted({r.label for r in runs})) or Path(p).name for p, runs in sets]
-    if len(set(names)) < len(names):
-        libs = [" / ".join(sorted({frame([r])["library"].iloc[0] for r in runs})) for _, runs in sets]
-        names = [f"{n} ({lib})" for n, lib in zip(names, libs)]
-    if len(set(names)) < len(names):
-        names = [f"{n} #{i + 1}" for i, n in enumerate(names)]
-    return names
+    libs = [" / ".join(sorted({frame([r])["library"].iloc[0] for r in runs})) for _, runs in sets]
+    names = [f"{n} ({lib})" if names.count(n) > 1 else n for n, lib in zip(names, libs)]
+    return [f"{n} #{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
 def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:

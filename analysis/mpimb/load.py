@@ -183,7 +183,7 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
     # Types: numeric columns the parser could not read as numbers hold strings.
     for c in INT_COLS + FLOAT_COLS:
         col = df[c]
-        if col.dtype == object or str(col.dtype) == "string":
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             bad = _bad_numbers(col, c in INT_COLS)
             for i in np.flatnonzero(bad.to_numpy())[:5]:
                 kind = "an integer" if c in INT_COLS else "a number"

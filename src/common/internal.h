@@ -30,7 +30,9 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
 /* term.c: SIGTERM leaves metadata saying so (rank 0) */
 void mb_term_install(struct mb_run *run);
 void mb_term_update(struct mb_run *run);
+void mb_term_release(void); /* back to the default SIGTERM action */
 void mb_utc_now(char *buf, size_t len, int compact);
+void mb_meta_release(void);
 
 /* watchdog.c */
 void mb_watchdog_start(const char *prog, int rank);

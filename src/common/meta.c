@@ -47,6 +47,12 @@ static int count_type(hwloc_topology_t t, hwloc_obj_type_t type)
 }
 #endif
 
+void mb_meta_release(void)
+{
+    free(M.recs);
+    M.recs = NULL;
+}
+
 /* Collective over the run's world: every rank contributes its host and binding. */
 void mb_meta_gather(struct mb_run *run)
 {

@@ -322,6 +322,14 @@ int mb_finish(struct mb_run *run)
     MPI_Comm_free(&run->world);
     fflush(NULL);
     MPI_Finalize();
+    mb_term_release();
+    mb_meta_release();
+    free(run->rows);
+    free(run->extra_meta);
+    free(run->cmdline_json);
+    free(run->csv_path);
+    free(run->json_path);
+    free(run);
     return code;
 }
 

@@ -65,3 +65,10 @@ void mb_term_update(struct mb_run *run)
     sigprocmask(SIG_SETMASK, &old, NULL);
     free(prev);
 }
+
+void mb_term_release(void)
+{
+    signal(SIGTERM, SIG_DFL);
+    free(pending);
+    pending = NULL;
+}

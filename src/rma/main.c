@@ -207,11 +207,13 @@ static void add_meta(struct mb_run *run, const struct rma *r, const struct rma_w
     for (int wi = 0; rma_windows[wi].name && n < (int)left; wi++) {
         if (!(sel_windows >> wi & 1)) continue;
         const char *model = wins[wi].na[0] ? "n/a" : "unknown";
+#ifndef MB_SIMULATED /* SimGrid SMPI does not know MPI_WIN_MODEL */
         if (!wins[wi].na[0]) {
             int *val = NULL, flag = 0;
             MPI_Win_get_attr(wins[wi].win, MPI_WIN_MODEL, &val, &flag);
             if (flag && val) model = *val == MPI_WIN_UNIFIED ? "unified" : "separate";
         }
+#endif
         n += snprintf(m + n, left - (size_t)n, "%s\"%s\": \"%s\"", c++ ? ", " : "", rma_windows[wi].name, model);
     }
     if (n < (int)left) snprintf(m + n, left - (size_t)n, "}}");
@@ -275,7 +277,11 @@ int main(int argc, char **argv)
         if (!(sel_windows >> wi & 1)) continue;
         r.w = (struct rma_win){.wf = &rma_windows[wi]};
         char why[sizeof r.w.na];
-        if (rma_windows[wi].create(&r, why, sizeof why)) snprintf(r.w.na, sizeof r.w.na, "%s", why);
+        const char *quirk = rma_window_quirk(&rma_windows[wi]);
+        if (quirk)
+            snprintf(r.w.na, sizeof r.w.na, "%s", quirk);
+        else if (rma_windows[wi].create(&r, why, sizeof why))
+            snprintf(r.w.na, sizeof r.w.na, "%s", why);
         wins[wi] = r.w;
     }
     p.dry = 0;

@@ -103,6 +103,7 @@ void rma_report(const struct mb_run *run, const struct rma *r, int pairs_many);
 
 /* quirks.c: NULL, or why this combination must not be run with this library */
 const char *rma_quirk(const struct rma *r);
+const char *rma_window_quirk(const struct rma_window *wf);
 
 /* utilities */
 const char *rma_errstr(int code, char *buf, size_t len);

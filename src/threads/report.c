@@ -168,7 +168,18 @@ void thr_report(const struct thr *c)
     tab_print(&t, title);
 
     printf("\nthread placement of rank 0 (bound cpus/last cpu; every rank: thread_placement in the JSON):");
-    for (int i = 0; i < mb_team_size(c->team); i++)
-        printf(" t%d %s/%s", i, mb_team_cpuset(c->team, i), mb_team_last_cpu(c->team, i));
+    int n = mb_team_size(c->team), groups = 0;
+    for (int i = 0; i < n && groups < 16; groups++) { /* runs of threads placed alike */
+        int j = i;
+        while (j + 1 < n && !strcmp(mb_team_cpuset(c->team, j + 1), mb_team_cpuset(c->team, i)) &&
+               !strcmp(mb_team_last_cpu(c->team, j + 1), mb_team_last_cpu(c->team, i)))
+            j++;
+        if (j > i)
+            printf(" t%d-%d %s/%s", i, j, mb_team_cpuset(c->team, i), mb_team_last_cpu(c->team, i));
+        else
+            printf(" t%d %s/%s", i, mb_team_cpuset(c->team, i), mb_team_last_cpu(c->team, i));
+        i = j + 1;
+        if (groups == 15 && i < n) printf(" ...");
+    }
     printf("%s\n", mb_team_bound(c->team) ? " (pinned by --bind)" : "");
 }

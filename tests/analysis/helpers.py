@@ -65,8 +65,9 @@ def chromium() -> str:
     return ""
 
 
-def browser_check(page: Path, tmp: Path, height: int = 2400) -> tuple[int, int, float]:
-    """Renders page in headless Chromium: (images loaded, images broken, screenshot pixel std)."""
+def browser_check(page: Path, tmp: Path, height: int = 2400) -> tuple[int, int, float, float]:
+    """Renders page in headless Chromium: (images loaded, images broken, screenshot pixel standard
+    deviation on a 0..1 scale, fraction of pixels that are not near-white)."""
     exe = chromium()
     url = page.resolve().as_uri()
     profile = tmp / f"chromium-profile-{os.getpid()}"
@@ -85,5 +86,8 @@ def browser_check(page: Path, tmp: Path, height: int = 2400) -> tuple[int, int, 
     import matplotlib.image as mpimg
     import numpy as np
 
-    px = np.asarray(mpimg.imread(str(shot)), dtype=float)
-    return int(m_ok.group(1)), int(m_bad.group(1)), float(px[..., :3].std())
+    px = np.asarray(mpimg.imread(str(shot)), dtype=float)[..., :3]
+    if px.max() > 1.0:
+        px = px / 255.0
+    inked = float((px.min(axis=2) < 0.9).mean())
+    return int(m_ok.group(1)), int(m_bad.group(1)), float(px.std()), inked

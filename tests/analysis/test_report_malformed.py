@@ -1,0 +1,190 @@
+"""Malformed input: every case is a clear one-line-per-problem error, a non-zero
+exit, no traceback and no output file — for validate and for the other commands."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from helpers import FIXTURES, cli
+
+BASE = FIXTURES / "clusterA" / "pingpong-clusterA-np4.csv"
+
+
+def _setup(tmp: Path) -> Path:
+    csv = tmp / "run.csv"
+    shutil.copy(BASE, csv)
+    shutil.copy(BASE.with_suffix(".json"), tmp / "run.json")
+    return csv
+
+
+def _lines(p: Path) -> list[str]:
+    return p.read_text().splitlines(keepends=True)
+
+
+def _edit_cell(p: Path, line: int, column: str, value: str) -> None:
+    rows = _lines(p)
+    head = rows[0].rstrip("\n").split(",")
+    cells = rows[line - 1].rstrip("\n").split(",")
+    cells[head.index(column)] = value
+    rows[line - 1] = ",".join(cells) + "\n"
+    p.write_text("".join(rows))
+
+
+def _meta(p: Path, **kw: object) -> None:
+    j = p.with_suffix(".json")
+    m = json.loads(j.read_text())
+    m.update(kw)
+    j.write_text(json.dumps(m))
+
+
+def empty(p: Path) -> None:
+    p.write_text("")
+
+
+def header_only(p: Path) -> None:
+    p.write_text(_lines(p)[0])
+
+
+def missing_columns(p: Path) -> None:
+    rows = [r.rstrip("\n").split(",") for r in _lines(p)]
+    i = rows[0].index("mbps")
+    p.write_text("".join(",".join(c for j, c in enumerate(r) if j != i) + "\n" for r in rows))
+
+
+def not_a_result(p: Path) -> None:
+    p.write_text("name,value\nx,1\n")
+
+
+def wrong_int(p: Path) -> None:
+    _edit_cell(p, 3, "bytes", "abc")
+
+
+def wrong_float(p: Path) -> None:
+    _edit_cell(p, 5, "time_median_s", "fast")
+
+
+def truncated(p: Path) -> None:
+    data = p.read_text()
+    p.write_text(data[: len(data) - 200])
+
+
+def extra_field(p: Path) -> None:
+    rows = _lines(p)
+    rows[3] = rows[3].rstrip("\n") + ",surplus\n"
+    p.write_text("".join(rows))
+
+
+def unknown_schema(p: Path) -> None:
+    _meta(p, schema_version=99)
+
+
+def old_schema(p: Path) -> None:
+    _meta(p, schema_version="0.9")
+
+
+def json_missing(p: Path) -> None:
+    p.with_suffix(".json").unlink()
+
+
+def json_malformed(p: Path) -> None:
+    p.with_suffix(".json").write_text('{"schema_version": 1, "run_id": ')
+
+
+def binary(p: Path) -> None:
+    p.write_bytes(bytes(range(256)) * 4)
+
+
+def unordered_times(p: Path) -> None:
+    _edit_cell(p, 2, "time_min_s", "1")
+
+
+def rows_missing(p: Path) -> None:
+    p.write_text("".join(_lines(p)[:-3]))
+
+
+def bad_stop_reason(p: Path) -> None:
+    _edit_cell(p, 4, "stop_reason", "tired")
+
+
+CASES: dict[str, tuple[Callable[[Path], None], str]] = {
+    "empty file": (empty, r"run\.csv:1: empty file"),
+    "header only": (header_only, r"run\.csv:2: no result rows"),
+    "missing columns": (missing_columns, r"run\.csv:1: missing column\(s\): mbps"),
+    "not a result csv": (not_a_result, r"run\.csv:1: not an mpimb result CSV"),
+    "wrong type int": (wrong_int, r"run\.csv:3: column 'bytes': expected an integer, got 'abc'"),
+    "wrong type float": (wrong_float, r"run\.csv:5: column 'time_median_s': expected a number, got 'fast'"),
+    "truncated file": (truncated, r"run\.csv:\d+: truncated"),
+    "extra field": (extra_field, r"run\.csv:4: expected 26 fields, found 27"),
+    "unknown schema version": (unknown_schema, r"run\.json: schema_version 99 is newer"),
+    "old schema version": (old_schema, r"run\.json: unknown schema_version '0\.9'"),
+    "json missing": (json_missing, r"run\.json: metadata file missing"),
+    "json malformed": (json_malformed, r"run\.json:1: not valid JSON"),
+    "binary file": (binary, r"run\.csv: not UTF-8 text"),
+    "times not ordered": (unordered_times, r"run\.csv:2: times not ordered"),
+    "rows missing from complete run": (rows_missing, r"run\.csv: \d+ row\(s\), but run\.json says"),
+    "bad stop_reason": (bad_stop_reason, r"run\.csv:4: stop_reason 'tired'"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_malformed(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make, expect = CASES[case]
+    csv = _setup(tmp_path)
+    make(csv)
+    before = sorted(tmp_path.iterdir())
+    v = cli("validate", str(csv), capsys=capsys)
+    assert v.rc == 1, v
+    problems = v.out.strip().splitlines()
+    assert problems and all(re.match(r"^\S+\.(csv|json)(:\d+)?: \S", ln) for ln in problems), problems
+    assert any(re.search(expect, ln) for ln in problems), problems
+    assert "Traceback" not in v.out + v.err
+    for cmd in (["table"], ["model"], ["plot", "-o", str(tmp_path / "plots")],
+                ["report", "-o", str(tmp_path / "r.html")], ["compare", str(FIXTURES / "clusterB"), "-o",
+                                                              str(tmp_path / "c.html")]):
+        args = [cmd[0], str(csv), *cmd[1:]]
+        r = cli(*args, capsys=capsys)
+        assert r.rc == 1, (cmd, r)
+        err = r.err.strip().splitlines()
+        assert err and all(ln.startswith("mpimb-report: ") for ln in err), err
+        assert any(re.search(expect, ln) for ln in err), err
+        assert "Traceback" not in r.err and r.out == ""
+        assert sorted(tmp_path.iterdir()) == before, "no output files on error"
+
+
+def test_mixed_schema_versions_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = tmp_path / "a"
+    b = tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    _setup(a)
+    csv_b = _setup(b)
+    unknown_schema(csv_b)
+    r = cli("table", str(tmp_path), capsys=capsys)
+    assert r.rc == 1 and r.err.count("\n") == 1
+    assert "b/run.json: schema_version 99 is newer than this mpimb-report understands (1)" in r.err
+
+
+def test_directory_without_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    r = cli("validate", str(tmp_path), capsys=capsys)
+    assert r.rc == 1 and "no result files" in r.err and r.err.count("\n") == 1
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for args in (["table", str(BASE), "--format", "pdf"], ["plot", str(BASE)], ["frobnicate"], ["table"]):
+        r = cli(*args, capsys=capsys)
+        assert r.rc == 2, args
+        assert len(r.err.strip().splitlines()) == 1 and r.err.startswith("mpimb-report: "), r.err
+
+
+def test_many_bad_lines_are_capped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = _setup(tmp_path)
+    for line in range(2, 30):
+        _edit_cell(csv, line, "bytes", "x")
+    v = cli("validate", str(csv), capsys=capsys)
+    lines = v.out.strip().splitlines()
+    assert v.rc == 1 and len(lines) == 6 and "23 more bad value(s)" in lines[-1]
