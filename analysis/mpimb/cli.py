@@ -91,8 +91,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
         sets.append((p, runs))
     _warn(allwarn)
     out = Path(a.output)
-    md = write_compare(sets, out, a.stat, allwarn, max_rows=a.max_rows)
-    print(f"report: {out} (+ {md})")
+    csv_path = Path(a.csv) if a.csv else None
+    md = write_compare(sets, out, a.stat, allwarn, max_rows=a.max_rows, max_plots=a.max_plots, csv_path=csv_path)
+    print(f"report: {out} (+ {md}{', ' + str(csv_path) if csv_path else ''})")
     return 0
 
 
@@ -149,7 +150,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--output", required=True, metavar="FILE.html")
     c.add_argument("--stat", **stat)  # type: ignore[arg-type]
     c.add_argument("--max-rows", type=int, default=40, metavar="N",
-                   help="ratio rows shown per test in the HTML/Markdown (all go to the -ratios.csv); default 40")
+                   help="ratio rows shown per test in the HTML/Markdown (--csv has them all); default 40")
+    c.add_argument("--max-plots", type=int, default=12, metavar="N", help="overlaid plots at most; default 12")
+    c.add_argument("--csv", metavar="FILE", help="also write every ratio (with its CI) to this CSV file")
     c.set_defaults(fn=cmd_compare)
 
     m = sub.add_parser("model", help="fit Hockney alpha/beta from pingpong; measured/predicted halo and collectives")
@@ -167,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     if a.cmd == "compare" and len(a.sets) < 2:
         sys.stderr.write(f"{PROG}: compare needs at least two result sets (A B [C...])\n")
+        return 2
+    if a.cmd == "compare" and (a.max_rows < 1 or a.max_plots < 0):
+        sys.stderr.write(f"{PROG}: --max-rows must be >= 1 and --max-plots >= 0\n")
         return 2
     try:
         return int(a.fn(a))

@@ -136,7 +136,7 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
         notes = []
         if n_all > max_rows:
             notes.append(f"{max_rows} of {n_all} configurations shown (significant and largest differences "
-                         f"first); every ratio is in the -ratios.csv file.")
+                         f"first); --csv FILE writes every ratio.")
         out.append(Table(f"{prog} {test}: time, and ratio to {A} (< 1: faster than {A})", header, rows, grp,
                          notes, kind="ratio", program=str(prog)))
     return out
@@ -209,7 +209,7 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5) -> list[str]:
 
 
 def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns: list[str],
-                  max_rows: int = 40, max_plots: int = 12) -> Path:
+                  max_rows: int = 40, max_plots: int = 12, csv_path: Path | None = None) -> Path:
     names = set_names(sets)
     parts = []
     for name, (_, runs) in zip(names, sets):
@@ -220,12 +220,12 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     a = aggregate(df, stat)
     w = ratios(a, names)
     out.parent.mkdir(parents=True, exist_ok=True)
-    stem = out.with_suffix("")
-    csv_path = Path(f"{stem}-ratios.csv")
-    w.rename(columns={"tl": "thread_level"}).to_csv(csv_path, index=False)
+    if csv_path is not None:
+        keep = [c for c in w.columns if not c.startswith(("lo@", "hi@"))]
+        w[keep].rename(columns={"tl": "thread_level"}).to_csv(csv_path, index=False)
     tables = [per_test(w, names)] + ratio_tables(w, names, max_rows)
     summ = summary(w, names)
-    plots = compare_plots(with_values(df[df["set"].isin(names)], stat), stat, names, max_plots)
+    plots = compare_plots(with_values(df, stat), stat, names, max_plots)
     allruns = [r for _, runs in sets for r in runs]
     sim = any(r.simulated for r in allruns)
     metas = meta_columns(sets, names)
@@ -246,9 +246,13 @@ def meta_columns(sets: list[tuple[str, list[Run]]], names: list[str]) -> list[tu
     return cols
 
 
+def _every(csv_path: Path | None) -> str:
+    return f"Every ratio: {csv_path.name}." if csv_path else "Every ratio: run compare with --csv FILE."
+
+
 def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
                 metas: list[tuple[str, dict[str, Any]]], runs: list[Run], warns: list[str], stat: str, sim: bool,
-                csv_path: Path) -> None:
+                csv_path: Path | None) -> None:
     title = "mpimb comparison: " + " vs ".join(names) + (" — SIMULATED" if sim else "")
     sub = esc(f"reference (A) = {names[0]} · statistic: {stat} · ratios are time(X) / time(A): < 1 means X is "
               f"faster; * = the 95% confidence intervals do not overlap")
@@ -263,7 +267,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
         body.append('<section id="plots"><h2>Overlaid results</h2><div class="grid">' +
                     "".join(img(p) for p in plots) + "</div></section>")
     body.append('<section id="ratios"><h2>Ratio tables</h2><p class="note">Green ↓: significantly faster than '
-                f"{esc(names[0])}; red ↑: significantly slower. Every ratio: <code>{esc(csv_path.name)}</code>."
+                f"{esc(names[0])}; red ↑: significantly slower. {esc(_every(csv_path))}"
                 "</p>")
     body += [f'<div class="scroll">{t.html()}</div>' for t in tables]
     body.append("</section></main>")
@@ -271,7 +275,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
 
 
 def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
-              metas: list[tuple[str, dict[str, Any]]], stat: str, sim: bool, csv_path: Path) -> None:
+              metas: list[tuple[str, dict[str, Any]]], stat: str, sim: bool, csv_path: Path | None) -> None:
     from .report import meta_fields
 
     pdir = Path(f"{md.with_suffix('')}-plots")
@@ -296,7 +300,7 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
         for p in plots:
             (pdir / f"{p.name}.png").write_bytes(p.png)
             lines.append(f"![{p.title.splitlines()[0]}]({pdir.name}/{p.name}.png)")
-    lines += ["", "## Ratio tables", "", f"Every ratio: `{csv_path.name}`.", ""]
+    lines += ["", "## Ratio tables", "", _every(csv_path), ""]
     for t in tables:
         lines += [t.markdown()]
     md.write_text("\n".join(lines) + "\n", encoding="utf-8")

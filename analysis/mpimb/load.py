@@ -74,7 +74,7 @@ def expand(paths: list[str]) -> list[Path]:
     problems: list[str] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*.csv") if not q.name.endswith("-ratios.csv"))
+            found = sorted(q for q in p.rglob("*.csv") if True)
             if not found:
                 problems.append(f"{p}: no result files (*.csv) in this directory")
             out.extend(found)
@@ -201,6 +201,10 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
     return df, probs
 
 
+def _show(v: Any) -> str:
+    return f"{float(v):g}" if isinstance(v, (float, int, np.number)) else repr(str(v))
+
+
 def check_rows(path: Path, df: pd.DataFrame) -> list[str]:
     """Consistency of the rows among themselves (vectorised; at most 5 lines per kind)."""
     probs: list[str] = []
@@ -244,8 +248,8 @@ def check_rows(path: Path, df: pd.DataFrame) -> list[str]:
         same = df[c] == first
         if c == "nprocs" and (isinstance(first, float) and math.isnan(first)):
             continue
-        report(~same & df[c].notna(), lambda i, c=c, first=first: f"{c} {df[c].iloc[i]!r} differs from the "
-               f"first row's {first!r} (one run per file)")
+        report(~same & df[c].notna(), lambda i, c=c, first=first: f"{c} {_show(df[c].iloc[i])} differs from "
+               f"the first row's {_show(first)} (one run per file)")
     return probs
 
 

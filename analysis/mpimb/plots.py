@@ -313,7 +313,7 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
         rate_test = is_rate(str(prog), str(test))
         if g["bytes"].nunique() >= 2:
             fig, ax = plt.subplots(figsize=(7.2, 4.2))
-            keys = list(dict.fromkeys(g[SERIES].itertuples(index=False, name=None)))[:3]
+            keys = list(g[SERIES].drop_duplicates().head(3).itertuples(index=False, name=None))
             for si, name in enumerate(names):
                 sg = g[g["set"] == name]
                 for ki, key in enumerate(keys):

@@ -27,8 +27,10 @@ def is_rate(program: str, test: str) -> bool:
 def with_values(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     """Adds value (MB/s or µs, by test) and unit columns."""
     d = df.copy()
-    rates = np.array([is_rate(p, t) for p, t in zip(d["program"], d["test"])], dtype=bool) if len(d) else \
-        np.zeros(0, dtype=bool)
+    pairs = d[["program", "test"]].drop_duplicates()
+    kinds = {(p, t): is_rate(p, t) for p, t in zip(pairs["program"], pairs["test"])}
+    idx = pd.MultiIndex.from_frame(d[["program", "test"]])
+    rates = np.asarray(idx.map(kinds.get), dtype=bool) if len(d) else np.zeros(0, dtype=bool)
     d["value"] = np.where(rates, rate(d, stat), stat_time(d, stat) * 1e6)
     d["unit"] = np.where(rates, "MB/s", "µs")
     return d

@@ -220,9 +220,14 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     hosts(f, run);
     fputs(",\n  \"ranks\": ", f);
     ranks(f, run);
+#ifdef MB_SIMULATED
+    fputs(",\n  \"topology\": {\"source\": \"none: simulated platform\", \"packages\": 0, \"numa_nodes\": 0, "
+          "\"cores\": 0, \"pus\": 0},\n", f);
+#else
     fprintf(f, ",\n  \"topology\": {\"source\": \"hwloc %s\", \"packages\": %d, \"numa_nodes\": %d, "
                "\"cores\": %d, \"pus\": %d},\n",
             HWLOC_VERSION, M.packages, M.numa, M.cores, M.pus);
+#endif
     fputs("  \"compiler\": {\"mpicc\": ", f);
     jstr(f, MB_CC);
     fputs(", \"version\": ", f);

@@ -29,7 +29,7 @@ static const struct mb_option common[] = {
     {"max-reps", 0, MB_OPT_INT, &O.max_reps, 1, 10000000, NULL, "maximum repetitions per test (1000)"},
     {"rel-ci", 0, MB_OPT_DOUBLE, &O.rel_ci, 1, 0, NULL, "stop when the median's 95% CI is within this fraction (0.02)"},
     {"time-budget", 0, MB_OPT_DOUBLE, &O.time_budget, 1, 0, NULL, "seconds per test for extra repetitions (0.1)"},
-    {"min-rep-time", 0, MB_OPT_DOUBLE, &O.min_rep_time, 0, 0, NULL, "seconds one repetition lasts at least (0.001)"},
+    {"min-rep-time", 0, MB_OPT_DOUBLE, &O.min_rep_time, 0, 0, NULL, "seconds one repetition lasts at least; 0: one iteration per repetition (0.001)"},
     {"warmup", 0, MB_OPT_INT, &O.warmup, 0, 1000000, NULL, "warm-up iterations per test (5)"},
     {"stat", 0, MB_OPT_CHOICE, &stat_idx, 0, 0, "median,min,mean", "statistic shown in tables (median)"},
     {"sizes", 'm', MB_OPT_RANGE, sizes, 0, 0, NULL, "message sizes MIN:MAX in bytes, powers of two (K/M/G suffixes)"},

@@ -40,6 +40,7 @@ static _Noreturn void finalize_exit(int code)
 
 static void remove_outputs(struct mb_run *run)
 {
+    mb_term_release(); /* a SIGTERM now must not write the metadata back */
     if (run->rank != 0 || !run->csv) return;
     fclose(run->csv);
     run->csv = NULL;
@@ -59,6 +60,9 @@ void mb_usage_error(struct mb_run *run, const char *fmt, ...)
     }
     remove_outputs(run); /* a usage error leaves no stray files */
     mb_watchdog_stop();
+    /* nobody exits before rank 0 has removed the files: an early exit makes
+     * the launcher signal the others */
+    MPI_Barrier(run->world);
     finalize_exit(2);
 }
 

@@ -1,10 +1,14 @@
 /* The timed regions, written like the OSU loops they are compared with, and
- * their --verify fill/check.  Each returns local seconds per message:
- *   latency   A: Send, Recv   B: Recv, Send       half a round trip
+ * their --verify fill/check.  The harness's iteration is one message:
+ *   latency   A: Send, Recv   B: Recv, Send       a message = half a round trip
  *   pingping  both: Isend, Recv, Wait             one iteration (IMB PingPing)
- *   bw        A: W x Isend, Waitall, Recv(ack)    window time / W (osu_bw)
+ *   bw        A: W x Isend, Waitall, Recv(ack)    a message = window time / W (osu_bw)
  *             B: W x Irecv, Waitall, Send(ack)
- *   bibw      both: W x Irecv, W x Isend, Waitall window time / W (osu_bibw)
+ *   bibw      both: W x Irecv, W x Isend, Waitall a message = window time / W (osu_bibw)
+ * A kernel asked for `iters` messages runs whole round trips / windows,
+ * ceil(iters / 2) or ceil(iters / W) of them, and returns the local elapsed
+ * seconds scaled to `iters` messages — so the harness's calibration sees
+ * real seconds and its division by iters gives the time per message.
  * msgrate and allpairs-bw use the bw kernel, allpairs-latency the latency one.
  * Warm buffers take a loop with fixed pointers; cold ones rotate slots. */
 #include "pingpong.h"
@@ -24,10 +28,17 @@ static inline unsigned char *sbuf(const struct pp *p, long s) { return p->spool 
 static inline unsigned char *rbuf(const struct pp *p, long s) { return p->rpool + (size_t)s * p->stride; }
 static inline long next(const struct pp *p, long s) { return s + 1 == p->nslots ? 0 : s + 1; }
 
-static double latency(void *state, long iters)
+/* seconds for `iters` messages from `elapsed` for n units of `per` messages */
+static inline double scaled(double elapsed, long iters, long n, long per)
+{
+    return elapsed * (double)iters / ((double)n * (double)per);
+}
+
+static double latency(void *state, long msgs)
 {
     struct pp *p = state;
     if (p->role == ROLE_IDLE) return 0;
+    const long iters = (msgs + 1) / 2; /* round trips */
     MPI_Comm c = p->comm;
     const int peer = p->peer, n = p->count;
     double t;
@@ -62,7 +73,7 @@ static double latency(void *state, long iters)
         t = MPI_Wtime() - t;
         p->slot = k;
     }
-    return t / 2;
+    return scaled(t, msgs, iters, 2);
 }
 
 static double pingping(void *state, long iters)
@@ -84,12 +95,13 @@ static double pingping(void *state, long iters)
     return t;
 }
 
-static double bw(void *state, long iters)
+static double bw(void *state, long msgs)
 {
     struct pp *p = state;
     if (p->role == ROLE_IDLE) return 0;
     MPI_Comm c = p->comm;
     const int peer = p->peer, n = p->count, w = (int)p->window;
+    const long iters = (msgs + w - 1) / w; /* windows */
     long k = p->slot;
     MPI_Request *rq = p->req;
     double t = MPI_Wtime();
@@ -108,15 +120,16 @@ static double bw(void *state, long iters)
     }
     t = MPI_Wtime() - t;
     p->slot = k;
-    return t / w;
+    return scaled(t, msgs, iters, w);
 }
 
-static double bibw(void *state, long iters)
+static double bibw(void *state, long msgs)
 {
     struct pp *p = state;
     if (p->role == ROLE_IDLE) return 0;
     MPI_Comm c = p->comm;
     const int peer = p->peer, n = p->count, w = (int)p->window;
+    const long iters = (msgs + w - 1) / w; /* windows */
     long k = p->slot;
     MPI_Request *rq = p->req;
     double t = MPI_Wtime();
@@ -129,7 +142,7 @@ static double bibw(void *state, long iters)
     }
     t = MPI_Wtime() - t;
     p->slot = k;
-    return t / w;
+    return scaled(t, msgs, iters, w);
 }
 
 /* ---------------------------------------------------------------- verify */

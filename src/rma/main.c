@@ -153,11 +153,12 @@ static void rma_test(struct plan *p, int kind, const struct rma_win *w, const st
     } else {
         r->err = 0;
         rma_prepare(r);
-        rma_run(r, 1); /* a probe epoch: an unsupported combination fails here, untimed */
+        rma_run_timed(r, 1); /* a probe epoch: an unsupported combination fails here, untimed */
         if (agree_error(r, why, sizeof why)) {
             mb_na(p->run, &row, "%s", why);
         } else {
-            struct mb_kernel k = {.state = r, .comm = r->comm, .run = rma_run, .fill = rma_fill, .check = rma_check};
+            struct mb_kernel k = {
+                .state = r, .comm = r->comm, .run_timed = rma_run_timed, .fill = rma_fill, .check = rma_check};
             mb_measure(p->run, &k, &row);
             if (agree_error(r, why, sizeof why)) mb_na(p->run, &row, "failed while timed: %s", why);
         }
@@ -199,9 +200,10 @@ static void add_meta(struct mb_run *run, const struct rma *r, const struct rma_w
 {
     char meta[2048], *m = meta;
     size_t left = sizeof meta;
-    int n = snprintf(m, left, "{\"pairs\": \"%s\", \"target\": %d, \"origins\": [", pairs_choice ? "many-to-one" : "one",
-                     r->target);
-    for (int k = 0; k < r->norigins && n < (int)left; k++) n += snprintf(m + n, left - (size_t)n, "%s%d", k ? ", " : "", r->origins[k]);
+    int n = snprintf(m, left, "{\"pairs\": \"%s\", \"target\": %d, \"origins\": [",
+                     pairs_choice ? "many-to-one" : "one", r->target);
+    for (int k = 0; k < r->norigins && n < (int)left; k++)
+        n += snprintf(m + n, left - (size_t)n, "%s%d", k ? ", " : "", r->origins[k]);
     n += snprintf(m + n, left - (size_t)n, "], \"epoch_ops\": %d, \"windows\": {", r->nslots);
     int c = 0;
     for (int wi = 0; rma_windows[wi].name && n < (int)left; wi++) {
@@ -235,7 +237,8 @@ int main(int argc, char **argv)
     size_t smax = run->opts.size_max < 8 ? 8 : run->opts.size_max;
     if (smax > (1ul << 30) / (size_t)epoch_ops)
         mb_usage_error(run, "--epoch-ops (%ld) x the largest size (%zu B) must be at most 1 GiB", epoch_ops, smax);
-    if (run->nprocs < 2) mb_usage_error(run, "needs at least 2 processes (an origin and a target), got %d", run->nprocs);
+    if (run->nprocs < 2)
+        mb_usage_error(run, "needs at least 2 processes (an origin and a target), got %d", run->nprocs);
 
     struct rma r = {.rank = run->rank, .nprocs = run->nprocs, .nslots = (int)epoch_ops};
     const char *fault = getenv("MPIMB_RMA_FAULT");
@@ -277,10 +280,7 @@ int main(int argc, char **argv)
         if (!(sel_windows >> wi & 1)) continue;
         r.w = (struct rma_win){.wf = &rma_windows[wi]};
         char why[sizeof r.w.na];
-        const char *quirk = rma_window_quirk(&rma_windows[wi]);
-        if (quirk)
-            snprintf(r.w.na, sizeof r.w.na, "%s", quirk);
-        else if (rma_windows[wi].create(&r, why, sizeof why))
+        if (rma_windows[wi].create(&r, why, sizeof why))
             snprintf(r.w.na, sizeof r.w.na, "%s", why);
         wins[wi] = r.w;
     }

@@ -89,8 +89,9 @@ extern const struct rma_window rma_windows[]; /* ends with {0} */
 /* ops.c: zeroes the target regions and sets benign origin values (collective). */
 void rma_prepare(struct rma *r);
 
-/* Runs one epoch-shaped iteration sequence (the timed region). */
-void rma_run(void *state, long iters);
+/* sync.c: iters epochs (the timed region); returns local seconds, the
+ * mode's open/close (opening fence, lock_all/unlock_all) not included. */
+double rma_run_timed(void *state, long iters);
 
 /* sendrecv.c: the reference figures */
 double rma_sendrecv_latency(void *state, long iters);
@@ -103,7 +104,6 @@ void rma_report(const struct mb_run *run, const struct rma *r, int pairs_many);
 
 /* quirks.c: NULL, or why this combination must not be run with this library */
 const char *rma_quirk(const struct rma *r);
-const char *rma_window_quirk(const struct rma_window *wf);
 
 /* utilities */
 const char *rma_errstr(int code, char *buf, size_t len);

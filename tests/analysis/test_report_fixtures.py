@@ -126,11 +126,11 @@ def test_report_is_self_contained(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_compare_two_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cmp" / "report.html"
-    r = cli("compare", A, B, "-o", str(out), capsys=capsys)
+    ratios = out.parent / "ratios.csv"
+    r = cli("compare", A, B, "-o", str(out), "--csv", str(ratios), capsys=capsys)
     assert r.rc == 0, r.err
     page = out.read_text()
     md = out.with_suffix(".md").read_text()
-    ratios = out.parent / "report-ratios.csv"
     assert ratios.exists()
     # metadata side by side, differences marked
     assert "Open MPI 4.1.4" in page and "MPICH 4.0.2" in page and 'class="diff"' in page

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Benchmark: `mpimb-report compare` on 1 million result rows.
+
+Writes two synthetic result sets (default 500,000 rows each, schema-exact CSV +
+JSON, one configuration per row: 10 collectives x 5 methods x 4 communicators x
+25 sizes x 20 process counts x 5 thread counts), then times the full compare
+(load + validate + ratios + HTML + Markdown + ratio CSV) as a user runs it.
+
+    .venv/bin/python bench/report/bench_compare.py [--rows-per-set N] [--dir DIR] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+COLUMNS = [
+    "run_id", "program", "test", "method", "comm", "neighbors", "periodic", "bytes", "nprocs", "nnodes", "ppn",
+    "threads", "thread_level", "iters", "reps", "stop_reason", "time_min_s", "time_median_s", "time_mean_s",
+    "time_max_s", "time_stddev_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "verified", "label",
+]
+TESTS = ["bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall", "reduce_scatter_block",
+         "scan", "barrier"]
+METHODS = ["library", "binomial", "chain", "scatter-allgather", "ring"]
+COMMS = ["world", "dup", "cart", "node"]
+
+
+def make_set(d: Path, label: str, rows: int, speed: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    d.mkdir(parents=True, exist_ok=True)
+    i = np.arange(rows)
+    shape = (len(TESTS), len(METHODS), len(COMMS), 25, 20, 5)
+    idx = np.unravel_index(i % int(np.prod(shape)), shape)
+    nbytes = 2 ** idx[3]
+    nprocs = 2 ** (idx[4] + 1)
+    threads = idx[5] + 1
+    t = speed * (1e-6 * np.log2(nprocs) + nbytes / 1e10) * (1 + 0.1 * idx[1]) * rng.normal(1, 0.02, rows)
+    spread = np.abs(rng.normal(0.03, 0.01, rows)) * t
+    run_id = f"{label}-20261121T000000Z-beef"
+    df = pd.DataFrame({
+        "run_id": run_id, "program": "collectives", "test": np.array(TESTS)[idx[0]],
+        "method": np.array(METHODS)[idx[1]], "comm": np.array(COMMS)[idx[2]], "neighbors": "", "periodic": "",
+        "bytes": nbytes, "nprocs": nprocs, "nnodes": 1, "ppn": 1, "threads": threads, "thread_level": "single",
+        "iters": 100, "reps": 20, "stop_reason": "ci", "time_min_s": t - spread, "time_median_s": t,
+        "time_mean_s": t + spread / 4, "time_max_s": t + 2 * spread, "time_stddev_s": spread / 2,
+        "time_ci_lo_s": t - spread / 2, "time_ci_hi_s": t + spread / 2, "mbps": nbytes / t / 1e6, "verified": "",
+        "label": label,
+    })
+    df["nnodes"] = np.maximum(1, nprocs // 32)
+    df["ppn"] = np.minimum(nprocs, 32)
+    # one run (file) per process count, as a sweep writes them
+    for n, part in df.groupby("nprocs"):
+        rid = f"{run_id}-np{n}"
+        part = part.assign(run_id=rid)
+        csv = d / f"collectives-{label}-np{n}.csv"
+        part[COLUMNS].to_csv(csv, index=False, float_format="%.9g")
+        meta = {"schema_version": 1, "run_id": rid, "program": "collectives", "label": label, "complete": True,
+                "simulated": True, "rows": len(part), "nprocs": int(n), "nnodes": int(max(1, n // 32)),
+                "ppn": int(min(n, 32)), "mpi": {"library_version": "synthetic"}, "environment": {}}
+        (csv.with_suffix(".json")).write_text(json.dumps(meta))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows-per-set", type=int, default=500_000)
+    ap.add_argument("--dir", type=Path, default=None, help="where to write the data (default: a temp dir)")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    tmp = a.dir or Path(tempfile.mkdtemp(prefix="mpimb-bench-"))
+    try:
+        t0 = time.perf_counter()
+        make_set(tmp / "A", "machineA", a.rows_per_set, 1.0, 1)
+        make_set(tmp / "B", "machineB", a.rows_per_set, 0.9, 2)
+        print(f"generated 2 x {a.rows_per_set} rows in {time.perf_counter() - t0:.1f} s "
+              f"({sum(p.stat().st_size for p in tmp.rglob('*.csv')) / 1e6:.0f} MB of CSV)")
+        exe = ROOT / ".venv" / "bin" / "mpimb-report"
+        cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "mpimb"])]
+        times = []
+        for _ in range(a.repeat):
+            t0 = time.perf_counter()
+            p = subprocess.run([*cmd, "compare", str(tmp / "A"), str(tmp / "B"), "-o", str(tmp / "out" /
+                                "report.html")], capture_output=True, text=True)
+            times.append(time.perf_counter() - t0)
+            if p.returncode != 0:
+                print(p.stderr, file=sys.stderr)
+                return 1
+        print(f"compare on {2 * a.rows_per_set} rows: best {min(times):.2f} s, median "
+              f"{sorted(times)[len(times) // 2]:.2f} s over {a.repeat} run(s) (wall clock, whole command)")
+        print(f"outputs: {', '.join(f'{p.name} {p.stat().st_size / 1e6:.1f} MB' for p in sorted((tmp / 'out').glob('*.*')))}")
+        return 0 if min(times) < 10 else 1
+    finally:
+        if a.dir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
