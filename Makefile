@@ -3,6 +3,7 @@
 #   make                      build with $(MPICC) (default mpicc)
 #   make MPI=mpich|openmpi    shortcut for MPICC=mpicc.mpich / mpicc.openmpi
 #   make MPI=smpi             SimGrid's simulated MPI (binaries in build/smpi/bin)
+#   make simulate             halocompare on 1024 simulated ranks (torus-bgl); see docs/simulate.md
 #   make SAN=asan|tsan        sanitizer build (binaries in build/<mpi>-<san>/bin)
 #   make run                  install what is missing, build, run halocompare -n 4
 #   make test                 install what is missing, build every variant, run all tests
@@ -61,7 +62,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BUILDINFO := -DMB_GIT_COMMIT='"$(GIT_COMMIT)"' -DMB_CC='"$(MPICC)"' -DMB_CFLAGS='"$(strip $(CFLAGS))"'
 
-.PHONY: all run test test-builds unit deps venv clean distclean lint check-mpicc
+.PHONY: all run test test-builds unit deps venv clean distclean lint check-mpicc simulate
 .DEFAULT_GOAL := all
 
 all: $(PROGRAMS:%=$(BINDIR)/%)
@@ -134,6 +135,16 @@ test-builds:
 	@$(MAKE) --no-print-directory WERROR=1 MPI=openmpi BINDIR=build/openmpi/bin all unit
 	@$(MAKE) --no-print-directory WERROR=1 MPI=mpich SAN=asan all unit
 	@$(MAKE) --no-print-directory WERROR=1 MPI=mpich SAN=tsan all
+	@if command -v smpicc >/dev/null; then $(MAKE) --no-print-directory WERROR=1 MPI=smpi all; fi
+
+# make simulate: a program on a simulated cluster (SimGrid SMPI), e.g.
+#   make simulate SIM_PROG=pingpong SIM_NP=2 SIM_PLATFORM=two-node SIM_ARGS='--quick'
+SIM_PROG ?= halocompare
+SIM_NP ?= 1024
+SIM_PLATFORM ?= torus-bgl
+SIM_ARGS ?= --quick --verify
+simulate:
+	scripts/simulate $(SIM_PROG) -n $(SIM_NP) --platform $(SIM_PLATFORM) -- $(SIM_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check analysis tests

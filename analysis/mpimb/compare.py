@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .load import Run, frame, groups
+from .load import Run, frame, groups, short_library
 from .plots import Plot, compare_plots
 from .report import banners, esc, html_page, img, meta_table
-from .tables import Table, fmt, fmt_bytes, with_values
+from .tables import Table, fmt, fmt_bytes, rate_mask
 
 VARIANT = ["method", "comm", "neighbors", "periodic", "threads", "tl", "nprocs"]
 KEY = ["program", "test", *VARIANT, "bytes"]
@@ -29,7 +29,7 @@ KEY = ["program", "test", *VARIANT, "bytes"]
 def set_names(sets: list[tuple[str, list[Run]]]) -> list[str]:
     """Label(s) of each set; where names collide, the MPI library, then the position is added."""
     names = ["+".join(sorted({r.label for r in runs})) or Path(p).name for p, runs in sets]
-    libs = [" / ".join(sorted({frame([r])["library"].iloc[0] for r in runs})) for _, runs in sets]
+    libs = [" / ".join(sorted({short_library(r.meta) for r in runs})) for _, runs in sets]
     names = [f"{n} ({lib})" if names.count(n) > 1 else n for n, lib in zip(names, libs)]
     return [f"{n} #{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
@@ -43,8 +43,16 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     d["t"] = d["time_min_s"] if stat == "min" else d["time_median_s"]
     g = d.groupby(["set", *KEY], sort=False, observed=True)
     a = g.agg(t=("t", "median"), lo=("time_ci_lo_s", "min"), hi=("time_ci_hi_s", "max"), na=("na", "all"),
-              n=("t", "size"))
+              sent=("sent_bytes", "median"))
     return a.reset_index()
+
+
+def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
+    """The aggregated rows as plots want them: value in MB/s (bandwidth tests) or µs, and n/a flag."""
+    rates = rate_mask(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(rates, a["sent"] / a["t"] / 1e6, a["t"] * 1e6)
+    return a.assign(value=value, unit=np.where(rates, "MB/s", "µs"))
 
 
 def ratios(a: pd.DataFrame, names: list[str]) -> pd.DataFrame:
@@ -225,7 +233,7 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
         w[keep].rename(columns={"tl": "thread_level"}).to_csv(csv_path, index=False)
     tables = [per_test(w, names)] + ratio_tables(w, names, max_rows)
     summ = summary(w, names)
-    plots = compare_plots(with_values(df, stat), stat, names, max_plots)
+    plots = compare_plots(plot_frame(a), stat, names, max_plots)
     allruns = [r for _, runs in sets for r in runs]
     sim = any(r.simulated for r in allruns)
     metas = meta_columns(sets, names)

@@ -74,7 +74,7 @@ def expand(paths: list[str]) -> list[Path]:
     problems: list[str] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*.csv") if True)
+            found = sorted(p.rglob("*.csv"))
             if not found:
                 problems.append(f"{p}: no result files (*.csv) in this directory")
             out.extend(found)
@@ -134,19 +134,44 @@ def _bad_numbers(raw: pd.Series, integer: bool) -> pd.Series:
     return bad
 
 
+def _read_fast(data: bytes) -> pd.DataFrame | None:
+    """Well-formed files: every numeric column parses as float64 (pyarrow when installed, multi-threaded).
+    None when anything is off; the careful path then finds and reports it."""
+    numeric = {c: "float64" for c in INT_COLS + FLOAT_COLS}
+    try:
+        import pyarrow as pa  # type: ignore[import-untyped]
+        from pyarrow import csv as pacsv  # type: ignore[import-untyped]
+    except ImportError:
+        pa = None
+    if pa is not None:
+        types = {**{c: pa.float64() for c in numeric}, **{c: pa.string() for c in STR_COLS}}
+        try:
+            table = pacsv.read_csv(pa.py_buffer(data), convert_options=pacsv.ConvertOptions(
+                column_types=types, null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False))
+            return table.to_pandas()
+        except (pa.ArrowException, ValueError, OSError):  # not well-formed
+            return None
+    try:
+        return pd.read_csv(io.BytesIO(data), dtype={**{c: "string" for c in STR_COLS}, **numeric},
+                           keep_default_na=False, na_values={c: [""] for c in numeric}, engine="c")
+    except (ValueError, pd.errors.ParserError, MemoryError):
+        return None
+
+
 def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
     """The CSV as a typed frame (ints as float with NaN for empty), plus problems."""
     try:
         data = path.read_bytes()
     except OSError as e:
         return pd.DataFrame(), [f"{path}: cannot read: {e.strerror or e}"]
-    if not data.strip():
+    if not data or data.isspace():
         return pd.DataFrame(), [f"{path}:1: empty file (no header, no rows)"]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         return pd.DataFrame(), [f"{path}: not UTF-8 text (byte {e.start}); is this a result CSV?"]
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), [])
+    nl = text.find("\n")
+    header = next(csv.reader(io.StringIO(text[:nl] if nl >= 0 else text)), [])
     header = [h.strip() for h in header]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
@@ -163,8 +188,9 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
         probs.append(f"{path}:{nlines}: truncated: the last line does not end with a newline "
                      f"(was the run killed while writing?)")
     dtypes: dict[str, Any] = {c: "string" for c in STR_COLS}
+    fast = _read_fast(data) if not extra and text.endswith("\n") else None
     try:
-        df = pd.read_csv(io.StringIO(text), dtype=dtypes, keep_default_na=False, na_values={c: [""] for c in
+        df = fast if fast is not None else pd.read_csv(io.StringIO(text), dtype=dtypes, keep_default_na=False, na_values={c: [""] for c in
                          INT_COLS + FLOAT_COLS}, engine="c", low_memory=False)
     except pd.errors.ParserError as e:
         msg = str(e)
@@ -192,13 +218,26 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
                 probs.append(f"{path}: column '{c}': {int(bad.sum()) - 5} more bad value(s)")
             df[c] = pd.to_numeric(col.astype("string"), errors="coerce")
         elif c in INT_COLS and col.dtype.kind == "f":
-            frac = col.notna() & ((col % 1) != 0)
-            for i in np.flatnonzero(frac.to_numpy())[:5]:
+            v = col.to_numpy()
+            with np.errstate(invalid="ignore"):
+                frac = v != np.floor(v)
+            frac &= ~np.isnan(v)
+            for i in np.flatnonzero(frac)[:5]:
                 probs.append(f"{path}:{_line(i)}: column '{c}': expected an integer, got {col.iloc[i]!r}")
-        df[c] = df[c].astype("float64")
+        if df[c].dtype != np.float64:
+            df[c] = df[c].astype("float64")
     for c in STR_COLS:
-        df[c] = df[c].fillna("").astype(str)
+        if df[c].hasnans:
+            df[c] = df[c].fillna("")
     return df, probs
+
+
+def na_mask(stop_reason: pd.Series) -> pd.Series:
+    """Rows whose stop_reason is 'n/a: reason' (string work only on the rare rows that are not measured)."""
+    m = ~stop_reason.isin(STOP_REASONS) & (stop_reason != "")
+    if m.any():
+        m[m] = stop_reason[m].str.startswith("n/a")
+    return m
 
 
 def _show(v: Any) -> str:
@@ -218,8 +257,8 @@ def check_rows(path: Path, df: pd.DataFrame) -> list[str]:
 
     for c in REQUIRED:
         col = df[c]
-        report(col.isna() | (col.astype(str) == ""), f"column '{c}' is empty")
-    na = df["stop_reason"].str.startswith("n/a")
+        report(col.isna() | (col == ""), f"column '{c}' is empty")
+    na = na_mask(df["stop_reason"])
     measured = ~na & (df["stop_reason"] != "")
     report(measured & ~df["stop_reason"].isin(STOP_REASONS),
            lambda i: f"stop_reason {df['stop_reason'].iloc[i]!r} is not ci, max-reps, budget or 'n/a: reason'")
@@ -312,15 +351,14 @@ def frame(runs: list[Run]) -> pd.DataFrame:
     simulated, library (short MPI name), sent_bytes (bytes one process sends per op)."""
     parts = []
     for r in runs:
-        d = r.rows.copy()
+        d = r.rows  # the run's own frame gains the derived columns (no copy)
         d["simulated"] = r.simulated
         d["library"] = short_library(r.meta)
-        d["source"] = str(r.csv_path)
         parts.append(d)
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
     with np.errstate(invalid="ignore", divide="ignore"):
         df["sent_bytes"] = df["mbps"] * 1e6 * df["time_median_s"]
-    df["na"] = df["stop_reason"].str.startswith("n/a")
+    df["na"] = na_mask(df["stop_reason"])
     return df
 
 

@@ -40,10 +40,11 @@ class Plot:
     svg: bytes
 
 
-def _save(fig: Figure, name: str, title: str, svg: bool = True) -> Plot:
-    fig.tight_layout()
+def _save(fig: Figure, name: str, title: str, svg: bool = True, tight: bool = True) -> Plot:
+    if tight:
+        fig.tight_layout()
     b = io.BytesIO()
-    fig.savefig(b, format="png", dpi=100)
+    fig.savefig(b, format="png", dpi=100, pil_kwargs={"compress_level": 3})
     s = io.BytesIO()
     if svg:
         fig.savefig(s, format="svg", metadata={"Date": None})
@@ -296,7 +297,7 @@ def all_plots(df: pd.DataFrame, stat: str = "median") -> list[Plot]:
 
 def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int = 24) -> list[Plot]:
     """Overlays: per (program, test) the sets in colour, up to 3 series as line styles."""
-    d = _fill_keys(d[~d["na"]])
+    d = d[~d["na"].astype(bool)]
     out: list[Plot] = []
     styles = ["-", "--", ":"]
     todo = [(k, g) for k, g in groups(d, ["program", "test"]) if not str(k[1]).startswith("allpairs")]
@@ -314,11 +315,14 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
         if g["bytes"].nunique() >= 2:
             fig, ax = plt.subplots(figsize=(7.2, 4.2))
             keys = list(g[SERIES].drop_duplicates().head(3).itertuples(index=False, name=None))
+            chosen = g.merge(pd.DataFrame(keys, columns=SERIES), on=SERIES)
+            med = chosen.groupby(["set", *SERIES, "bytes"], sort=True)["value"].median()
             for si, name in enumerate(names):
-                sg = g[g["set"] == name]
                 for ki, key in enumerate(keys):
-                    sk = sg[(sg[SERIES] == pd.Series(key, index=SERIES)).all(axis=1)]
-                    s = sk.groupby("bytes")["value"].median()
+                    try:
+                        s = med.loc[(name, *key)]
+                    except KeyError:
+                        continue
                     if not s.empty:
                         ax.plot(s.index, s.to_numpy(), styles[ki], color=COLORS[si % len(COLORS)], marker="o", ms=3,
                                 label=f"{name}: {series_name(key)}")
@@ -343,5 +347,7 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
             title += "\n(median over communicators, neighbour counts and periodicity)"
         ax.set_title(title)
         ax.legend(fontsize=7, frameon=False)
-        out.append(_save(fig, f"compare-{prog}-{test}", title, svg=False))
+        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.14 if rate_test or g["bytes"].nunique() >= 2 else 0.2,
+                            top=0.86 if "\n" in title else 0.91)
+        out.append(_save(fig, f"compare-{prog}-{test}", title, svg=False, tight=False))
     return out

@@ -24,13 +24,17 @@ def is_rate(program: str, test: str) -> bool:
                                            for t in RATE_TESTS)
 
 
+def rate_mask(d: pd.DataFrame) -> np.ndarray:
+    """is_rate for every row, vectorised over the distinct test names."""
+    tests = d["test"].unique()
+    kinds = {t: is_rate("", str(t)) for t in tests}
+    return np.asarray(d["test"].map(kinds), dtype=bool) | (d["program"] == "halocompare").to_numpy(bool)
+
+
 def with_values(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     """Adds value (MB/s or µs, by test) and unit columns."""
     d = df.copy()
-    pairs = d[["program", "test"]].drop_duplicates()
-    kinds = {(p, t): is_rate(p, t) for p, t in zip(pairs["program"], pairs["test"])}
-    idx = pd.MultiIndex.from_frame(d[["program", "test"]])
-    rates = np.asarray(idx.map(kinds.get), dtype=bool) if len(d) else np.zeros(0, dtype=bool)
+    rates = rate_mask(d)
     d["value"] = np.where(rates, rate(d, stat), stat_time(d, stat) * 1e6)
     d["unit"] = np.where(rates, "MB/s", "µs")
     return d

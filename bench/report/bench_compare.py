@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -79,23 +81,29 @@ def main() -> int:
     tmp = a.dir or Path(tempfile.mkdtemp(prefix="mpimb-bench-"))
     try:
         t0 = time.perf_counter()
-        make_set(tmp / "A", "machineA", a.rows_per_set, 1.0, 1)
-        make_set(tmp / "B", "machineB", a.rows_per_set, 0.9, 2)
-        print(f"generated 2 x {a.rows_per_set} rows in {time.perf_counter() - t0:.1f} s "
+        if not (tmp / "A").exists():
+            make_set(tmp / "A", "machineA", a.rows_per_set, 1.0, 1)
+            make_set(tmp / "B", "machineB", a.rows_per_set, 0.9, 2)
+        print(f"data: 2 x {a.rows_per_set} rows in {time.perf_counter() - t0:.1f} s "
               f"({sum(p.stat().st_size for p in tmp.rglob('*.csv')) / 1e6:.0f} MB of CSV)")
         exe = ROOT / ".venv" / "bin" / "mpimb-report"
         cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "mpimb"])]
         times = []
+        cpus = []
         for _ in range(a.repeat):
             t0 = time.perf_counter()
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             p = subprocess.run([*cmd, "compare", str(tmp / "A"), str(tmp / "B"), "-o", str(tmp / "out" /
                                 "report.html")], capture_output=True, text=True)
             times.append(time.perf_counter() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
             if p.returncode != 0:
                 print(p.stderr, file=sys.stderr)
                 return 1
         print(f"compare on {2 * a.rows_per_set} rows: best {min(times):.2f} s, median "
-              f"{sorted(times)[len(times) // 2]:.2f} s over {a.repeat} run(s) (wall clock, whole command)")
+              f"{sorted(times)[len(times) // 2]:.2f} s over {a.repeat} run(s) (wall clock, whole command); "
+              f"CPU (user+sys) best {min(cpus):.2f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print(f"outputs: {', '.join(f'{p.name} {p.stat().st_size / 1e6:.1f} MB' for p in sorted((tmp / 'out').glob('*.*')))}")
         return 0 if min(times) < 10 else 1
     finally:

@@ -16,12 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* GCC 12 misreads MPICH's access attribute on MPI_Waitall as a write of
- * MPI_STATUSES_IGNORE's (size 0) "array": a known false positive. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#endif
-
 enum { TAG = 1, ACK_TAG = 2, ACK_BYTES = 4 };
 
 static inline unsigned char *sbuf(const struct pp *p, long s) { return p->spool + (size_t)s * p->stride; }

@@ -40,7 +40,7 @@ def cli_proc(*args: str, timeout: float = 300) -> Result:
     """Runs the installed console script in a subprocess."""
     exe = VENV_BIN / "mpimb-report"
     cmd = [str(exe), *args] if exe.exists() else [sys.executable, "-m", "mpimb", *args]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    p = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     return Result(p.returncode, p.stdout, p.stderr)
 
 
@@ -72,7 +72,7 @@ def browser_check(page: Path, tmp: Path, height: int = 2400) -> tuple[int, int, 
     url = page.resolve().as_uri()
     profile = tmp / f"chromium-profile-{os.getpid()}"
     dom = subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000",
-                          "--dump-dom", url], capture_output=True, text=True, timeout=240)
+                          "--dump-dom", url], check=False, capture_output=True, text=True, timeout=240)
     assert dom.returncode == 0, dom.stderr[-2000:]
     import re
 
@@ -81,7 +81,7 @@ def browser_check(page: Path, tmp: Path, height: int = 2400) -> tuple[int, int, 
     assert m_ok and m_bad, "the page's load handler did not run"
     shot = tmp / f"{page.stem}-shot.png"
     s = subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size=1300,{height}",
-                        f"--screenshot={shot}", url], capture_output=True, text=True, timeout=240)
+                        f"--screenshot={shot}", url], check=False, capture_output=True, text=True, timeout=240)
     assert s.returncode == 0 and shot.exists(), s.stderr[-2000:]
     import matplotlib.image as mpimg
     import numpy as np

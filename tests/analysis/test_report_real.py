@@ -106,7 +106,7 @@ def test_compare_openmpi_mpich(real: dict[str, Path], tmp_path: Path, capsys: py
     assert "| MPI library **(differs)** | Open MPI" in md
     page = out.read_text()
     assert "halocompare halo: time, and ratio to ompi" in page
-    ok, bad, std, inked = browser_check(out, tmp_path)
+    ok, bad, std, _ = browser_check(out, tmp_path)
     assert bad == 0 and ok == page.count("<img ") and std > 0.05
 
 

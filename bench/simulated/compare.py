@@ -1,0 +1,118 @@
+"""Sets the simulated 1024-rank halocompare tables beside the talk's BG/L and
+Cray XT tables (../../../shared/reference/gropp-lusk-halo-tables.csv) and
+prints Markdown: MB/s per process, then each ordering relative to world.
+
+    python bench/simulated/compare.py > bench/simulated/tables.md
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+REFERENCE = HERE.parents[2] / "shared" / "reference" / "gropp-lusk-halo-tables.csv"
+COMMS = ["world", "evenodd", "cart"]
+
+# simulated platform -> published machines it is set beside
+PAIRS = {"torus-bgl": ["BG/L"], "xt-torus": ["Cray XT3", "Cray XT4"]}
+
+
+def published() -> pd.DataFrame:
+    ref = pd.read_csv(REFERENCE, dtype={"mode": str, "periodic": str})
+    ref = ref[ref["method"] != "one-sender"].copy()
+    ref["mode"] = ref["mode"].fillna("")
+    ref["source"] = (
+        ref["machine"]
+        + ref["mode"].map(lambda m: f" {m}" if m else "")
+        + " (published, np "
+        + (ref["nprocs"].astype("Int64").astype(str))
+        + ")"
+    )
+    return ref[["source", "machine", "periodic", "neighbors", "comm", "method", "mbps"]]
+
+
+def simulated(platform: str) -> pd.DataFrame | None:
+    path = HERE / f"halocompare-{platform}-np1024.csv"
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    df = df[(df["test"] == "halo") & df["mbps"].notna()].copy()
+    df["periodic"] = df["periodic"].map({0: "no", 1: "yes"})
+    df["source"] = f"{platform} (simulated, np 1024)"
+    df["machine"] = platform
+    return df[["source", "machine", "periodic", "neighbors", "comm", "method", "mbps"]]
+
+
+def table(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows: source x periodic x comm; columns: neighbours x method."""
+    wide = df.pivot_table(
+        index=["source", "periodic", "comm"],
+        columns=["neighbors", "method"],
+        values="mbps",
+        aggfunc="first",
+    )
+    wide = wide.reindex(sorted(wide.columns, key=lambda c: (c[0], c[1])), axis=1)
+    order = {c: i for i, c in enumerate(COMMS)}
+    wide = wide.sort_index(
+        key=lambda idx: idx.map(order) if idx.name == "comm" else idx
+    )
+    wide.columns = [f"{n}-nbr {m}" for n, m in wide.columns]
+    return wide
+
+
+def relative(wide: pd.DataFrame) -> pd.DataFrame:
+    """Each communicator's rate divided by world's, same source/periodic/column."""
+    world = wide.xs("world", level="comm")
+    rel = wide.div(world.reindex(wide.index.droplevel("comm")).to_numpy())
+    return rel.drop(index="world", level="comm")
+
+
+def markdown(df: pd.DataFrame, digits: int) -> str:
+    """A pipe table (without the optional tabulate package)."""
+    out = df.reset_index()
+    cols = list(out.columns)
+    num = out.select_dtypes("number").columns
+    text = out.astype(str)
+    text[num] = out[num].apply(
+        lambda c: c.map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
+    )
+    lines = [
+        "| " + " | ".join(map(str, cols)) + " |",
+        "|" + "|".join("---" for _ in cols) + "|",
+    ]
+    lines += ("| " + text.agg(" | ".join, axis=1) + " |").tolist()
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ref = published()
+    blocks = []
+    for platform, machines in PAIRS.items():
+        sim = simulated(platform)
+        if sim is None:
+            print(
+                f"(no simulated results for {platform}: run bench/simulated/run.sh {platform})\n"
+            )
+            continue
+        methods = sorted(set(ref.loc[ref["machine"].isin(machines), "method"]))
+        both = pd.concat(
+            [ref[ref["machine"].isin(machines)], sim[sim["method"].isin(methods)]]
+        )
+        both = both[both["comm"].isin(COMMS)]
+        wide = table(both)
+        blocks.append(
+            f"## {platform} beside {', '.join(machines)}: MB/s per process\n\n{markdown(wide, 0)}\n"
+        )
+        blocks.append(
+            f"## {platform} beside {', '.join(machines)}: rate relative to world (< 1: slower than world)\n\n"
+            f"{markdown(relative(wide), 2)}\n"
+        )
+    print("\n".join(blocks))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

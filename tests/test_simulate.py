@@ -1,0 +1,474 @@
+"""Virtual clusters (issue 11): the suite on SimGrid SMPI platforms.
+
+- scripts/simulate: usage errors, the smpirun command it builds, shellcheck;
+- platforms/: every file parses, cites its figures, has the hosts it claims;
+- a 1024-rank simulated halocompare run (torus-bgl), collectives and pingpong
+  at 1024 simulated ranks (fat-tree);
+- the deterministic check of the harness: on the two-node platform with
+  SMPI's correction factors set to 1 (--exact), the reported times equal the
+  platform's latency and bandwidth within 1 % for every size.
+
+Simulated time is exact, so these are correctness checks, never timed tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import COLUMNS, ROOT, Run, check_schema
+
+SIMULATE = ROOT / "scripts" / "simulate"
+PLATFORMS = ROOT / "platforms"
+
+# two-node.xml: one full-duplex link, exactly these figures
+LAT = 10e-6  # seconds
+BW = 1e9  # bytes per second
+# SMPI charges this much simulated time per message on top of latency + size /
+# bandwidth, whatever the size (measured with SimGrid 3.32; 0.16 % of LAT).
+SMPI_PER_MESSAGE = 16e-9
+
+needs_smpi = pytest.mark.skipif(
+    not (shutil.which("smpirun") and shutil.which("smpicc")),
+    reason="SimGrid SMPI not installed (apt-get install libsimgrid-dev)",
+)
+
+
+def simulate(
+    *args: str, cwd: Path, timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SIMULATE), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )
+
+
+def sim_run(
+    program: str, n: int, platform: str, *prog_args: str, out: Path, exact: bool = False
+) -> Run:
+    """Runs program on n simulated ranks; the CSV goes to out."""
+    if not (ROOT / "src" / program).is_dir():
+        pytest.skip(f"src/{program} does not exist yet")
+    opts = ["--exact"] if exact else []
+    p = simulate(
+        program,
+        "-n",
+        str(n),
+        "--platform",
+        platform,
+        *opts,
+        "--",
+        "-o",
+        str(out),
+        *prog_args,
+        cwd=out.parent,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    return Run(p.returncode, p.stdout, p.stderr, out)
+
+
+def check_simulated_meta(run: Run, platform: str) -> dict:
+    meta = run.meta()
+    assert meta["simulated"] is True
+    pfile = PLATFORMS / f"{platform}.xml"
+    assert meta["platform"]["name"] == platform
+    assert meta["platform"]["sha256"] == hashlib.sha256(pfile.read_bytes()).hexdigest()
+    assert Path(meta["platform"]["file"]).resolve() == pfile.resolve()
+    assert "smpi/host-speed" in meta["platform"]["smpi_config"]
+    assert meta["label"] == f"sim-{platform}"
+    assert all(r["label"] == f"sim-{platform}" for r in run.rows())
+    return meta
+
+
+# ------------------------------------------------------------ the script
+
+
+def test_shellcheck() -> None:
+    if not shutil.which("shellcheck"):
+        pytest.skip("shellcheck not installed")
+    scripts = [SIMULATE, ROOT / "bench" / "simulated" / "run.sh"]
+    p = subprocess.run(
+        ["shellcheck", *map(str, scripts)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "missing PROGRAM"),
+        (["nosuch", "-n", "2", "--platform", "two-node"], "unknown program 'nosuch'"),
+        (["halocompare", "--platform", "two-node"], "missing -n"),
+        (
+            ["halocompare", "-n", "0", "--platform", "two-node"],
+            "-n must be a positive integer, got '0'",
+        ),
+        (
+            ["halocompare", "-n", "x", "--platform", "two-node"],
+            "-n must be a positive integer, got 'x'",
+        ),
+        (["halocompare", "-n", "2"], "missing --platform"),
+        (
+            ["halocompare", "-n", "2", "--platform", "nosuch"],
+            "unknown platform 'nosuch'",
+        ),
+        (
+            ["halocompare", "-n", "3", "--platform", "two-node"],
+            "platform 'two-node' has 2 hosts: -n 3 needs --ppn 2",
+        ),
+        (
+            ["halocompare", "-n", "2", "--platform", "two-node", "--ppn", "0"],
+            "--ppn must be a positive integer",
+        ),
+        (
+            ["halocompare", "-n", "2", "--platform", "two-node", "--cfg", "nocolon"],
+            "--cfg must be KEY:VALUE",
+        ),
+        (
+            [
+                "halocompare",
+                "-n",
+                "2",
+                "--platform",
+                "two-node",
+                "--host-speed",
+                "fast",
+            ],
+            "--host-speed must be",
+        ),
+        (["--bogus"], "unknown option '--bogus'"),
+    ],
+)
+def test_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
+    p = simulate(*args, cwd=tmp_path, timeout=60)
+    assert p.returncode == 2
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("simulate: ") and message in lines[0], lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help() -> None:
+    p = simulate("--help", cwd=ROOT, timeout=60)
+    assert p.returncode == 0
+    for word in (
+        "--platform",
+        "--exact",
+        "--ppn",
+        "--host-speed",
+        "torus-bgl",
+        "two-node",
+    ):
+        assert word in p.stdout
+
+
+def test_dry_run_command(tmp_path: Path) -> None:
+    """The smpirun line: platform, np, host speed from the platform, label; --exact factors."""
+    p = simulate(
+        "halocompare",
+        "-n",
+        "4",
+        "--platform",
+        "torus-bgl",
+        "--dry-run",
+        "--",
+        "--quick",
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr
+    cmd = p.stdout.split()
+    assert cmd[0] == "smpirun"
+    assert cmd[cmd.index("-np") + 1] == "4"
+    assert cmd[cmd.index("-platform") + 1] == str(PLATFORMS / "torus-bgl.xml")
+    assert "--cfg=smpi/host-speed:2.8Gf" in cmd
+    assert (
+        "--cfg=smpi/lat-factor:0:1" not in cmd
+    )  # the platform file's own <config> applies
+    assert cmd[-3:] == ["--label", "sim-torus-bgl", "--quick"]
+    p = simulate(
+        "pingpong",
+        "-n",
+        "2",
+        "--platform",
+        "two-node",
+        "--exact",
+        "--dry-run",
+        "--",
+        "--label",
+        "x",
+        cwd=tmp_path,
+    )
+    cmd = p.stdout.split()
+    for cfg in (
+        "smpi/lat-factor:0:1",
+        "smpi/bw-factor:0:1",
+        "smpi/os:0:0:0",
+        "smpi/or:0:0:0",
+        "smpi/simulate-computation:no",
+        "smpi/wtime:0",
+    ):
+        assert f"--cfg={cfg}" in cmd
+    assert cmd.count("--label") == 1 and cmd[-1] == "x"  # the user's label wins
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------ platforms
+
+EXPECTED_HOSTS = {"two-node": 2, "torus-bgl": 1024, "xt-torus": 1024, "fat-tree": 1024}
+
+
+def host_count(path: Path) -> int:
+    n = 0
+    for el in ET.parse(path).iter():
+        if el.tag == "host":
+            n += 1
+        elif el.tag == "cluster":
+            for part in el.get("radical", "").split(","):
+                lo, _, hi = part.partition("-")
+                n += int(hi or lo) - int(lo) + 1
+    return n
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_HOSTS))
+def test_platform_file(name: str) -> None:
+    path = PLATFORMS / f"{name}.xml"
+    text = path.read_text()
+    assert host_count(path) == EXPECTED_HOSTS[name]
+    assert "latency" in text.lower() and (
+        "source" in text.lower() or name == "two-node"
+    )
+    if name != "two-node":  # published figures: the comment names where they come from
+        assert "Sources:" in text or "sources:" in text
+
+
+def test_torus_shapes() -> None:
+    for name in ("torus-bgl", "xt-torus"):
+        cluster = next(ET.parse(PLATFORMS / f"{name}.xml").iter("cluster"))
+        assert cluster.get("topology") == "TORUS"
+        assert cluster.get("topo_parameters") == "8,8,16"
+
+
+# ------------------------------------------------------------ exactness (2 nodes)
+
+
+def half_round(s: int) -> float:
+    return LAT + s / BW + SMPI_PER_MESSAGE
+
+
+@needs_smpi
+def test_exact_halocompare_two_nodes(tmp_path: Path) -> None:
+    """irecv-send on 2 ranks, non-periodic: each rank exchanges one message
+    with its one neighbour at the same time, so an exchange takes L + s/B."""
+    for count in (1, 1000, 100000):
+        out = tmp_path / f"h{count}.csv"
+        run = sim_run(
+            "halocompare",
+            2,
+            "two-node",
+            "--tests",
+            "halo",
+            "--methods",
+            "irecv-send",
+            "--comms",
+            "world",
+            "--neighbors",
+            "4",
+            "--periodic",
+            "no",
+            "--count",
+            str(count),
+            "--quick",
+            "--verify",
+            "--min-rep-time",
+            "0.005",
+            out=out,
+            exact=True,
+        )
+        rows = check_schema(run, "halocompare", 2)
+        check_simulated_meta(run, "two-node")
+        (r,) = rows
+        s = count * 8
+        t = float(r["time_median_s"])
+        assert t == pytest.approx(half_round(s), rel=0.01), (s, t)
+        assert float(r["mbps"]) == pytest.approx(s / half_round(s) / 1e6, rel=0.01)
+        assert r["verified"] == "yes"
+
+
+@needs_smpi
+def test_exact_pingpong_two_nodes(tmp_path: Path) -> None:
+    """Latency = L + s/B and bandwidth = the window model of L and B, within 1 % for every size."""
+    out = tmp_path / "pp.csv"
+    run = sim_run(
+        "pingpong",
+        2,
+        "two-node",
+        "--tests",
+        "latency,pingping,bw,bibw",
+        "-m",
+        "0:1M",
+        "--reps",
+        "3",
+        "--max-reps",
+        "3",
+        "--min-rep-time",
+        "0.005",
+        "--warmup",
+        "1",
+        out=out,
+        exact=True,
+    )
+    rows = check_schema(run, "pingpong", 2)
+    check_simulated_meta(run, "two-node")
+    window = 64
+    d = SMPI_PER_MESSAGE
+    model = {
+        # half a round trip, and IMB's ping-ping (both send at once on a full-duplex link)
+        "latency": lambda s: LAT + s / BW + d,
+        "pingping": lambda s: LAT + s / BW + d,
+        # osu_bw: W messages back to back, then a 4-byte acknowledgement
+        "bw": lambda s: (LAT + window * (s / BW + d) + LAT + 4 / BW + d) / window,
+        # osu_bibw: W messages each way at once
+        "bibw": lambda s: (LAT + window * (s / BW + d)) / window,
+    }
+    sizes = [0] + [1 << k for k in range(21)]
+    seen: dict[str, list[int]] = {t: [] for t in model}
+    for r in rows:
+        s, test = int(r["bytes"]), r["test"]
+        assert r["stop_reason"] in ("ci", "max-reps"), r
+        t = float(r["time_median_s"])
+        assert t == pytest.approx(model[test](s), rel=0.01), (
+            test,
+            s,
+            t,
+            model[test](s),
+        )
+        seen[test].append(s)
+    assert all(sorted(v) == sizes for v in seen.values()), seen
+    by = {(r["test"], int(r["bytes"])): r for r in rows}
+    # the platform's own figures: latency at 0 bytes, bandwidth at 1 MiB
+    assert float(by["latency", 0]["time_median_s"]) == pytest.approx(LAT, rel=0.01)
+    assert float(by["bw", 1 << 20]["mbps"]) == pytest.approx(BW / 1e6, rel=0.01)
+    assert float(by["latency", 1 << 20]["mbps"]) == pytest.approx(
+        (1 << 20) / (LAT + (1 << 20) / BW) / 1e6, rel=0.01
+    )
+
+
+# ------------------------------------------------------------ 1024 simulated ranks
+
+
+@needs_smpi
+def test_halocompare_1024_torus(tmp_path: Path) -> None:
+    """1024 ranks on the BG/L-like torus: verified exchanges, simulated metadata,
+    and n/a (not an abort) for what SMPI lacks."""
+    listing = subprocess.run(
+        [
+            str(SIMULATE),
+            "halocompare",
+            "-n",
+            "1",
+            "--platform",
+            "two-node",
+            "--",
+            "--list",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert listing.returncode == 0, listing.stderr
+    methods = ["irecv-isend"] + [
+        m for m in ("neighbor-alltoall",) if m in listing.stdout
+    ]
+    out = tmp_path / "halo.csv"
+    run = sim_run(
+        "halocompare",
+        1024,
+        "torus-bgl",
+        "--quick",
+        "--verify",
+        "--comms",
+        "world,evenodd",
+        "--methods",
+        ",".join(methods),
+        "--neighbors",
+        "4",
+        "--periodic",
+        "yes",
+        out=out,
+    )
+    rows = check_schema(run, "halocompare", 1024)
+    meta = check_simulated_meta(run, "torus-bgl")
+    assert meta["nnodes"] == 1024 and meta["ppn"] == 1
+    assert meta["hosts"][:2] == ["bgl-0", "bgl-1"]
+    halo = [r for r in rows if r["test"] == "halo" and r["method"] == "irecv-isend"]
+    assert {r["comm"] for r in halo} == {"world", "evenodd"}
+    for r in halo + [r for r in rows if r["test"] == "one-sender"]:
+        assert r["verified"] == "yes" and float(r["mbps"]) > 0
+    for r in rows:
+        if r["method"] == "neighbor-alltoall":
+            assert r["stop_reason"].startswith("n/a: ") and r["time_median_s"] == ""
+    assert "Periodic mesh" in run.stdout and "evenodd" in run.stdout
+
+
+@needs_smpi
+def test_collectives_1024_fat_tree(tmp_path: Path) -> None:
+    out = tmp_path / "coll.csv"
+    run = sim_run(
+        "collectives",
+        1024,
+        "fat-tree",
+        "--quick",
+        "--verify",
+        "--tests",
+        "barrier,bcast,allreduce",
+        "-m",
+        "8:8",
+        out=out,
+    )
+    rows = check_schema(run, "collectives", 1024)
+    check_simulated_meta(run, "fat-tree")
+    tests = {r["test"] for r in rows if r["time_median_s"]}
+    assert {"barrier", "bcast", "allreduce"} <= tests
+    assert all(r["comm"] in ("world", "") for r in rows)
+
+
+@needs_smpi
+def test_pingpong_1024_fat_tree(tmp_path: Path) -> None:
+    out = tmp_path / "pp.csv"
+    run = sim_run(
+        "pingpong",
+        1024,
+        "fat-tree",
+        "--quick",
+        "--verify",
+        "--tests",
+        "latency,msgrate",
+        "-m",
+        "8:8",
+        out=out,
+    )
+    rows = check_schema(run, "pingpong", 1024)
+    check_simulated_meta(run, "fat-tree")
+    lat = [r for r in rows if r["test"] == "latency" and r["time_median_s"]]
+    assert lat and all(r["comm"] == "inter" for r in lat)  # one rank per simulated node
+    # fat-tree.xml: 90 ns per link, 2 links leaf-local, 0.2 + 0.2 us overheads: about 0.6 us
+    assert 0.3e-6 < float(lat[0]["time_median_s"]) < 5e-6
+    assert any(r["test"] == "msgrate" and r["time_median_s"] for r in rows)
+
+
+def test_columns_unchanged() -> None:
+    """Simulated runs use the one CSV schema: nothing simulation-specific in the columns."""
+    assert "simulated" not in COLUMNS and "platform" not in COLUMNS
