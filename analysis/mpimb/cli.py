@@ -32,6 +32,9 @@ def cmd_validate(a: argparse.Namespace) -> int:
     if probs:
         sys.stderr.write(f"{PROG}: {len(probs)} problem(s) found\n")
         return 1
+    if not runs:
+        sys.stderr.write(f"{PROG}: {', '.join(a.paths)}: no usable results\n")
+        return 1
     nrows = sum(len(r.rows) for r in runs)
     print(f"ok: {len(runs)} run(s), {nrows} row(s)")
     return 0

@@ -41,6 +41,9 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     for k in ("neighbors", "periodic", "threads", "bytes", "nprocs"):
         d[k] = d[k].fillna(-1.0)
     d["t"] = d["time_min_s"] if stat == "min" else d["time_median_s"]
+    if not d.duplicated(["set", *KEY]).any():  # the usual case: one row per configuration and set
+        return pd.DataFrame({**{k: d[k] for k in ["set", *KEY]}, "t": d["t"], "lo": d["time_ci_lo_s"],
+                             "hi": d["time_ci_hi_s"], "na": d["na"], "sent": d["sent_bytes"]})
     g = d.groupby(["set", *KEY], sort=False, observed=True)
     a = g.agg(t=("t", "median"), lo=("time_ci_lo_s", "min"), hi=("time_ci_hi_s", "max"), na=("na", "all"),
               sent=("sent_bytes", "median"))

@@ -321,6 +321,10 @@ def load_run(path: Path) -> tuple[Run | None, list[str], list[str]]:
         probs += check_rows(path, df)
         p2, warns = check_meta(path, df, meta)
         probs += p2
+    header_only = [p for p in probs if p.endswith(": no result rows (header only)")]
+    if header_only and len(probs) == 1 and meta.get("complete") is False:
+        # a run that has just started (or was killed before its first row): nothing to use yet
+        return None, [], [f"{path}: run incomplete (\"complete\": false) and no finished rows yet: skipped"]
     if probs or df.empty:
         return None, probs, warns
     return Run(path, df, meta, warns), probs, warns

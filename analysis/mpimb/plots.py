@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogFormatter
 
 from .load import groups
-from .tables import fmt_bytes, is_rate, with_values
+from .tables import fmt, fmt_bytes, is_rate, with_values
 
 MAX_SERIES = 12
 SERIES = ["method", "comm", "neighbors", "periodic", "threads"]
@@ -56,6 +56,19 @@ def context(g: pd.DataFrame) -> str:
     r = g.iloc[0]
     sim = " — SIMULATED" if bool(g["simulated"].any()) else ""
     return f"{r['label']} · {r['library']} · {int(r['nprocs'])} ranks{sim}"
+
+
+class _Plain(LogFormatter):
+    """LogFormatter's choice of which ticks to label, printed as plain numbers (0.3, 2, 3000)."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return fmt(x) if super().__call__(x, pos) else ""
+
+
+def log_y(ax: Axes) -> None:
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_Plain(labelOnlyBase=False))
+    ax.yaxis.set_minor_formatter(_Plain(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
 def bytes_axis(ax: Axes) -> None:
@@ -111,11 +124,11 @@ def sweep(g: pd.DataFrame, stat: str, title: str, name: str) -> Plot | None:
         s = g[(g[SERIES] == pd.Series(key, index=SERIES)).all(axis=1)].groupby("bytes").median(numeric_only=True)
         s = s.reset_index().sort_values("bytes")
         ax.plot(s["bytes"], s["value"], marker="o", ms=3, lw=1.5, label=series_name(key))
-        if stat == "median":
+        if stat == "median" and len(keys) <= 4:  # bands only where they stay readable
             lo, hi = _band(s, rate_test, stat)
             ax.fill_between(s["bytes"], lo, hi, alpha=0.2, lw=0)
     bytes_axis(ax)
-    ax.set_yscale("log")
+    log_y(ax)
     ax.set_ylabel("bandwidth [MB/s per process]" if rate_test else f"time [µs] ({stat})")
     ax.set_title(title)
     if len(keys) > 1:
@@ -212,7 +225,7 @@ def overhead_bars(g: pd.DataFrame, title: str, name: str) -> Plot | None:
     ax.set_xticks(x, [fmt_bytes(s) for s in sizes])
     ax.set_xlabel("message size [bytes]")
     ax.set_ylabel(f"{'bandwidth [MB/s]' if g['unit'].iloc[0] == 'MB/s' else 'time [µs]'}")
-    ax.set_yscale("log")
+    log_y(ax)
     ax.grid(axis="x", visible=False)
     ax.legend(fontsize=7, frameon=False)
     ax.set_title(title)
@@ -255,9 +268,13 @@ def all_plots(df: pd.DataFrame, stat: str = "median") -> list[Plot]:
         lib_coll = g[(g["program"] == "collectives") & (g["method"] == "library")]
         if not lib_coll.empty:
             lc = lib_coll.assign(method=lib_coll["test"], comm="")
-            p = sweep(lc, stat, f"collectives (library), time per call\n{ctx}", f"{base}-library")
-            if p:
-                out.append(p)
+            blocking = {str(t) for t in lc["test"]}
+            nb = lc["test"].isin([t for t in blocking if t.startswith("i") and t[1:] in blocking])
+            for part, kind, suffix in ((lc[~nb], "blocking", "library"), (lc[nb], "nonblocking", "library-nb")):
+                p = sweep(part, stat, f"collectives (library, {kind}), time per call\n{ctx}", f"{base}-{suffix}") \
+                    if not part.empty else None
+                if p:
+                    out.append(p)
         if prog == "halocompare":
             for (per, b), h in groups(g[g["test"] == "halo"], ["periodic", "bytes"]):
                 kind = "periodic" if per == 1 else "non-periodic"
@@ -327,7 +344,7 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
                         ax.plot(s.index, s.to_numpy(), styles[ki], color=COLORS[si % len(COLORS)], marker="o", ms=3,
                                 label=f"{name}: {series_name(key)}")
             bytes_axis(ax)
-            ax.set_yscale("log")
+            log_y(ax)
         elif prog == "halocompare" and test == "halo":
             fig, ax = plt.subplots(figsize=(7.2, 4.2))
             h = g.groupby(["set", "method"], sort=False)["value"].median()

@@ -115,9 +115,10 @@ class Table:
 
     def latex(self) -> str:
         def tex(s: str) -> str:
-            for a, b in (("\\", "\\textbackslash{}"), ("&", "\\&"), ("%", "\\%"), ("_", "\\_"), ("#", "\\#"),
-                         ("µ", "$\\mu$"), ("×", "$\\times$"), ("±", "$\\pm$"), ("$", "\\$")):
-                s = s.replace(a, b) if a != "$" else s
+            for a, b in (("\\", "\\textbackslash{}"), ("$", "\\$"), ("&", "\\&"), ("%", "\\%"), ("_", "\\_"),
+                         ("#", "\\#"), ("{}", "{}"), ("µ", "$\\mu$"), ("×", "$\\times$"), ("±", "$\\pm$"),
+                         ("·", "$\\cdot$"), ("—", "---"), ("–", "--")):
+                s = s.replace(a, b)
             return s
 
         out = ["% " + self.title, "\\begin{tabular}{l" + "r" * (len(self.header) - 1) + "}", "\\hline"]

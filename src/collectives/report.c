@@ -88,9 +88,7 @@ static int table(const struct mb_run *run, const char *title, const char *group,
         }
     }
     printf("\n%s\n", title);
-    mb_table_print(stdout, nrows, ncols, cells, groups);
-    for (int i = 0; i < ncols * nrows; i++) free(cells[i]);
-    free(cells);
+    mb_table_emit(stdout, nrows, ncols, cells, groups);
     free(groups);
     return 1;
 }

@@ -190,6 +190,11 @@ int mb_choice_index(const char *choices, const char *word, size_t wlen);
  * groups: NULL, or ncols labels, non-NULL where a column group starts. */
 void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);
 void mb_fmt_value(char *buf, size_t len, double v); /* 3 significant digits */
+/* A table cell for a row, malloc'd: "-" without a row, "n/a" for a row the
+ * library could not run, else v formatted (v is not read in the other cases). */
+char *mb_cell(const struct mb_row *r, double v);
+/* Prints the table, then frees every cell and the array (heap cells only). */
+void mb_table_emit(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);
 
 /* The next size in a power-of-two sweep: 0 -> 1 -> 2 -> 4 ... */
 static inline size_t mb_next_size(size_t s) { return s ? 2 * s : 1; }

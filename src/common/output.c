@@ -132,3 +132,22 @@ void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *con
     }
     free(w);
 }
+
+char *mb_cell(const struct mb_row *r, double v)
+{
+    char buf[32];
+    if (!r)
+        snprintf(buf, sizeof buf, "-");
+    else if (r->na)
+        snprintf(buf, sizeof buf, "n/a");
+    else
+        mb_fmt_value(buf, sizeof buf, v);
+    return strdup(buf);
+}
+
+void mb_table_emit(FILE *f, int nrows, int ncols, char **cells, const char *const *groups)
+{
+    mb_table_print(f, nrows, ncols, cells, groups);
+    for (int i = 0; i < nrows * ncols; i++) free(cells[i]);
+    free(cells);
+}

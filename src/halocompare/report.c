@@ -27,14 +27,8 @@ static double rate(const struct mb_run *run, const struct mb_row *r)
 
 static void cell(char **c, const struct mb_run *run, const struct mb_row *r)
 {
-    char buf[32];
-    if (!r || (!r->na && r->sent_bytes == 0)) /* no row, or no neighbours to send to */
-        snprintf(buf, sizeof buf, "-");
-    else if (r->na)
-        snprintf(buf, sizeof buf, "n/a");
-    else
-        mb_fmt_value(buf, sizeof buf, rate(run, r));
-    *c = strdup(buf);
+    if (r && !r->na && r->sent_bytes == 0) r = NULL; /* no neighbours to send to */
+    *c = mb_cell(r, r && !r->na ? rate(run, r) : 0);
 }
 
 /* The second table: one-sided (rma-*) and neighbourhood-collective methods. */
@@ -91,13 +85,11 @@ static void halo_block(const struct mb_run *run, int periodic, int family, const
     printf("\n%s mesh%s, %lld doubles per neighbour: MB/s per process (%s)\n",
            periodic ? "Periodic" : "Non-periodic", family ? ", one-sided and neighbourhood collectives" : "",
            any ? any->bytes / 8 : 0LL, mb_stat_name(run->opts.stat));
-    mb_table_print(stdout, nrows, ncols, cells, groups);
+    mb_table_emit(stdout, nrows, ncols, cells, groups);
     if (family && note && note[0])
         printf("%s\n", note);
     else if (!family && note && note[0])
         printf("cart: MPI_Cart_create(reorder=1) moved %s\n", note);
-    for (int i = 0; i < ncols * nrows; i++) free(cells[i]);
-    free(cells);
     free(groups);
 }
 

@@ -16,12 +16,6 @@ static char *fmt(double v)
 
 static char *str(const char *s) { return strdup(s); }
 
-static void print_free(int nrows, int ncols, char **cells)
-{
-    mb_table_print(stdout, nrows, ncols, cells, NULL);
-    for (int i = 0; i < nrows * ncols; i++) free(cells[i]);
-    free(cells);
-}
 
 /* What a block shows: microseconds per message, or MB/s (x factor) */
 struct shape {
@@ -68,7 +62,7 @@ static void block(const struct mb_run *run, const struct shape *sh, const char *
         if (msgrate) row[6] = fmt(sh->factor / mb_stat_value(&run->opts, &r->t));
     }
     printf("\n# %s, %s [%s]\n", sh->title, who, comm);
-    print_free(n + 1, ncols, cells);
+    mb_table_emit(stdout, n + 1, ncols, cells, NULL);
 }
 
 static const struct mb_row *find(const struct mb_run *run, const char *test, const char *method)
@@ -101,7 +95,7 @@ static void matrix(const struct mb_run *run, const struct shape *sh)
             *cell = !r ? str("-") : r->na ? str("n/a") : fmt(value(sh, r, mb_stat_value(&run->opts, &r->t)));
         }
     }
-    print_free(P + 1, P + 1, cells);
+    mb_table_emit(stdout, P + 1, P + 1, cells, NULL);
 }
 
 static int cmp(const void *x, const void *y)
@@ -140,7 +134,7 @@ static void summary(const struct mb_run *run, const struct shape *sh)
     free(v);
     if (n > 1) {
         printf("\n# %s over all pairs: %s (matrix in the CSV)\n", sh->title, sh->unit);
-        print_free(n, 5, cells);
+        mb_table_emit(stdout, n, 5, cells, NULL);
     } else {
         for (int i = 0; i < 15; i++) free(cells[i]);
         free(cells);

@@ -30,14 +30,7 @@ static double value(const struct mb_run *run, const struct mb_row *r)
 
 static char *cell(const struct mb_run *run, const struct mb_row *r)
 {
-    char buf[32];
-    if (!r)
-        snprintf(buf, sizeof buf, "-");
-    else if (r->na)
-        snprintf(buf, sizeof buf, "n/a");
-    else
-        mb_fmt_value(buf, sizeof buf, value(run, r));
-    return strdup(buf);
+    return mb_cell(r, r && !r->na ? value(run, r) : 0);
 }
 
 static char *ratio(const struct mb_run *run, const struct mb_row *x, const struct mb_row *ref)
@@ -104,7 +97,7 @@ static void block(const struct mb_run *run, const char *test, const char *comm)
     }
     printf("\n%s, window %s: %s (%s); ratio = time RMA / time send/recv\n", test, comm,
            bw ? "MB/s per origin" : "microseconds per operation", mb_stat_name(run->opts.stat));
-    mb_table_print(stdout, nrows, ncols, cells, NULL);
+    mb_table_emit(stdout, nrows, ncols, cells, NULL);
     /* the reasons behind n/a cells, once per block */
     for (int s = 0; s < ns; s++)
         for (int z = 0; z < nz; z++) {
@@ -114,8 +107,6 @@ static void block(const struct mb_run *run, const char *test, const char *comm)
                 break;
             }
         }
-    for (int i = 0; i < ncols * nrows; i++) free(cells[i]);
-    free(cells);
 }
 
 void rma_report(const struct mb_run *run, const struct rma *r, int pairs_many)

@@ -46,14 +46,7 @@ static double shown(const struct thr *c, const struct mb_row *r)
 
 static char *cell(const struct thr *c, const struct mb_row *r)
 {
-    char buf[48];
-    if (!r)
-        snprintf(buf, sizeof buf, "-");
-    else if (r->na)
-        snprintf(buf, sizeof buf, "n/a");
-    else
-        mb_fmt_value(buf, sizeof buf, shown(c, r));
-    return strdup(buf);
+    return mb_cell(r, r && !r->na ? shown(c, r) : 0);
 }
 
 struct table {

@@ -243,3 +243,22 @@ def test_fixture_generator_is_in_sync(tmp_path: Path) -> None:
     a = (tmp_path / "clusterA" / "pingpong-clusterA-np4.csv").read_text()
     assert a == (FIXTURES / "clusterA" / "pingpong-clusterA-np4.csv").read_text()
     shutil.rmtree(tmp_path / "clusterA")
+
+
+def test_compare_combines_repeated_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A set holding the same configuration twice (two runs) is combined: median time, widened CI."""
+    d = tmp_path / "rep"
+    d.mkdir()
+    src = FIXTURES / "clusterA" / "pingpong-clusterA-np4"
+    for k in ("1", "2"):
+        shutil.copy(src.with_suffix(".csv"), d / f"run{k}.csv")
+        shutil.copy(src.with_suffix(".json"), d / f"run{k}.json")
+    ratios = tmp_path / "r.csv"
+    r = cli("compare", str(d), B, "-o", str(tmp_path / "c.html"), "--csv", str(ratios), capsys=capsys)
+    assert r.rc == 0, r.err
+    import pandas as pd
+
+    w = pd.read_csv(ratios)
+    pp = w[w["program"] == "pingpong"]
+    assert not pp.duplicated(["test", "method", "comm", "bytes"]).any()
+    assert len(pp) == 2 * 5 * 11 + 2 * 12

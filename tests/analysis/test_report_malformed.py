@@ -188,3 +188,18 @@ def test_many_bad_lines_are_capped(tmp_path: Path, capsys: pytest.CaptureFixture
     v = cli("validate", str(csv), capsys=capsys)
     lines = v.out.strip().splitlines()
     assert v.rc == 1 and len(lines) == 6 and "23 more bad value(s)" in lines[-1]
+
+
+def test_started_run_without_rows_is_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """complete: false and only the header (killed before its first row): a warning, not an error."""
+    (tmp_path / "a").mkdir()
+    _setup(tmp_path / "a")
+    other = tmp_path / "b"
+    other.mkdir()
+    started = _setup(other)
+    header_only(started)
+    _meta(started, complete=False, rows=0)
+    r = cli("table", str(tmp_path), capsys=capsys)
+    assert r.rc == 0 and "no finished rows yet: skipped" in r.err and "pingpong: latency" in r.out
+    v = cli("validate", str(other), capsys=capsys)
+    assert v.rc == 1 and "no usable results" in v.err
