@@ -455,6 +455,8 @@ def test_pingpong_1024_fat_tree(tmp_path: Path) -> None:
         "--verify",
         "--tests",
         "latency,msgrate",
+        "--window",
+        "8",
         "-m",
         "8:8",
         out=out,
