@@ -226,7 +226,13 @@ def test_dry_run_command(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------ platforms
 
-EXPECTED_HOSTS = {"two-node": 2, "torus-bgl": 1024, "xt-torus": 1024, "fat-tree": 1024}
+EXPECTED_HOSTS = {
+    "two-node": 2,
+    "torus-bgl": 1024,
+    "torus-bgl-64": 64,
+    "xt-torus": 1024,
+    "fat-tree": 1024,
+}
 
 
 def host_count(path: Path) -> int:

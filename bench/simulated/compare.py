@@ -1,6 +1,7 @@
 """Sets the simulated 1024-rank halocompare tables beside the talk's BG/L and
 Cray XT tables (../../../shared/reference/gropp-lusk-halo-tables.csv) and
 prints Markdown: MB/s per process, then each ordering relative to world.
+The simulated runs are the CSVs halocompare-<platform>-np<N>.csv beside this file.
 
     python bench/simulated/compare.py > bench/simulated/tables.md
 """
@@ -17,7 +18,11 @@ REFERENCE = HERE.parents[2] / "shared" / "reference" / "gropp-lusk-halo-tables.c
 COMMS = ["world", "evenodd", "cart"]
 
 # simulated platform -> published machines it is set beside
-PAIRS = {"torus-bgl": ["BG/L"], "xt-torus": ["Cray XT3", "Cray XT4"]}
+PAIRS = {
+    "torus-bgl-64": ["BG/L"],
+    "torus-bgl": ["BG/L"],
+    "xt-torus": ["Cray XT3", "Cray XT4"],
+}
 
 
 def published() -> pd.DataFrame:
@@ -35,13 +40,13 @@ def published() -> pd.DataFrame:
 
 
 def simulated(platform: str) -> pd.DataFrame | None:
-    path = HERE / f"halocompare-{platform}-np1024.csv"
-    if not path.exists():
+    paths = sorted(HERE.glob(f"halocompare-{platform}-np[0-9]*.csv"))
+    if not paths:
         return None
-    df = pd.read_csv(path)
+    df = pd.read_csv(paths[0])
     df = df[(df["test"] == "halo") & df["mbps"].notna()].copy()
     df["periodic"] = df["periodic"].map({0: "no", 1: "yes"})
-    df["source"] = f"{platform} (simulated, np 1024)"
+    df["source"] = f"{platform} (simulated, np " + df["nprocs"].astype(str) + ")"
     df["machine"] = platform
     return df[["source", "machine", "periodic", "neighbors", "comm", "method", "mbps"]]
 
