@@ -43,6 +43,7 @@ struct halo_method {
 };
 
 extern const struct halo_method halo_p2p_methods[];      /* p2p.c, ends with {0} */
+extern const struct halo_method halo_unsafe_methods[];   /* p2p.c: send-recv-naive, needs --unsafe */
 extern const struct halo_method halo_rma_methods[];      /* rma.c */
 extern const struct halo_method halo_neighbor_methods[]; /* neighbor.c */
 

@@ -6,29 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Deliberately unsafe (issue 10): every process sends all its messages with
- * MPI_Send before it receives any — correct only while the library buffers
- * them (below the eager limit); above it the job deadlocks and the watchdog
- * (--timeout) names the test.  Selectable only with --unsafe. */
-static void send_recv_naive(struct halo *h, long iters)
-{
-    for (long it = 0; it < iters; it++) {
-        for (int i = 0; i < h->ndirs; i++) {
-            int d = h->dirs[i];
-            MPI_Send(h->sbuf[d], h->count, MPI_DOUBLE, h->partner[d], d, h->comm);
-        }
-        for (int i = 0; i < h->ndirs; i++) {
-            int d = h->dirs[i];
-            MPI_Recv(h->rbuf[d], h->count, MPI_DOUBLE, h->partner[d], halo_opp[d], h->comm, MPI_STATUS_IGNORE);
-        }
-    }
-}
 #define NAIVE "send-recv-naive"
-static const struct halo_method unsafe_methods[] = {{NAIVE, NULL, send_recv_naive, NULL}, {0}};
 
 /* All method families, in table order. */
 static const struct halo_method *const families[] = {halo_p2p_methods, halo_rma_methods, halo_neighbor_methods,
-                                                     unsafe_methods};
+                                                     halo_unsafe_methods};
 static const struct halo_method *methods[64];
 static int nmethods;
 static char method_choices[1024];

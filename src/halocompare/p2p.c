@@ -103,3 +103,24 @@ const struct halo_method halo_p2p_methods[] = {
     {"sendrecv", NULL, sendrecv, NULL},
     {0},
 };
+
+/* Deliberately unsafe: every process sends all its messages with
+ * MPI_Send before it receives any — correct only while the library buffers
+ * them (below the eager limit); above it the job deadlocks and the watchdog
+ * (--timeout) names the test.  Selectable only with --unsafe. */
+static void send_recv_naive(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++) {
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i];
+            MPI_Send(h->sbuf[d], h->count, MPI_DOUBLE, h->partner[d], d, h->comm);
+        }
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i];
+            MPI_Recv(h->rbuf[d], h->count, MPI_DOUBLE, h->partner[d], halo_opp[d], h->comm, MPI_STATUS_IGNORE);
+        }
+    }
+}
+
+/* Its own family, so the driver can keep it out of "all" unless --unsafe. */
+const struct halo_method halo_unsafe_methods[] = {{"send-recv-naive", NULL, send_recv_naive, NULL}, {0}};
