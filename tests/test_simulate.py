@@ -196,7 +196,19 @@ def test_dry_run_command(tmp_path: Path) -> None:
     assert (
         "--cfg=smpi/lat-factor:0:1" not in cmd
     )  # the platform file's own <config> applies
-    assert cmd[-3:] == ["--label", "sim-torus-bgl", "--quick"]
+    # no warm-up in simulated time unless the user asks for one (a later option wins)
+    assert cmd[-5:] == ["--label", "sim-torus-bgl", "--warmup", "0", "--quick"]
+    p = simulate(
+        "halocompare",
+        "-n",
+        "4",
+        "--platform",
+        "torus-bgl",
+        "--compute",
+        "--dry-run",
+        cwd=tmp_path,
+    )
+    assert "--warmup" not in p.stdout.split()  # simulated computation may warm up
     p = simulate(
         "pingpong",
         "-n",
@@ -417,6 +429,7 @@ def test_halocompare_1024_torus(tmp_path: Path) -> None:
     rows = check_schema(run, "halocompare", 1024)
     meta = check_simulated_meta(run, "torus-bgl")
     assert meta["nnodes"] == 1024 and meta["ppn"] == 1
+    assert meta["options"]["warmup"] == 0  # scripts/simulate's default
     assert meta["hosts"][:2] == ["bgl-0", "bgl-1"]
     halo = [r for r in rows if r["test"] == "halo" and r["method"] == "irecv-isend"]
     assert {r["comm"] for r in halo} == {"world", "evenodd"}
