@@ -492,3 +492,47 @@ def test_pingpong_1024_fat_tree(tmp_path: Path) -> None:
 def test_columns_unchanged() -> None:
     """Simulated runs use the one CSV schema: nothing simulation-specific in the columns."""
     assert "simulated" not in COLUMNS and "platform" not in COLUMNS
+
+
+@needs_smpi
+def test_full_table_pieces_equal_single_run(tmp_path: Path) -> None:
+    """bench/simulated/full-table.sh (the table cut into parallel pieces) gives
+    the single command's rows, figure for figure, and renders them."""
+    single = sim_run(
+        "halocompare",
+        4,
+        "torus-bgl-64",
+        "--quick",
+        "--verify",
+        out=tmp_path / "one.csv",
+    )
+    p = subprocess.run(
+        [
+            str(ROOT / "bench" / "simulated" / "full-table.sh"),
+            "-j",
+            "2",
+            "-n",
+            "4",
+            "-p",
+            "torus-bgl-64",
+            str(tmp_path / "pieces"),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    key = ("test", "method", "comm", "neighbors", "periodic")
+    want = {tuple(r[k] for k in key): r for r in check_schema(single, "halocompare", 4)}
+    got = {}
+    for f in sorted((tmp_path / "pieces").glob("halocompare-*.csv")):
+        piece = Run(0, "", "", f)
+        got.update(
+            {tuple(r[k] for k in key): r for r in check_schema(piece, "halocompare", 4)}
+        )
+    assert got.keys() == want.keys()
+    for k, r in want.items():
+        assert got[k]["time_median_s"] == r["time_median_s"], k
+        assert got[k]["stop_reason"] == r["stop_reason"], k
+    assert "Periodic mesh" in p.stdout and "One sender" in p.stdout
