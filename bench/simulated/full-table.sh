@@ -22,9 +22,10 @@ out=
 extra=()
 while [[ $# -gt 0 ]]; do
     case $1 in
-    -j) jobs=$2; shift 2 ;;
-    -n) np=$2; shift 2 ;;
-    -p) platform=$2; shift 2 ;;
+    -j | -n | -p)
+        [[ $# -ge 2 ]] || { echo "full-table.sh: $1 needs a value" >&2; exit 2; }
+        case $1 in -j) jobs=$2 ;; -n) np=$2 ;; -p) platform=$2 ;; esac
+        shift 2 ;;
     --) shift; extra=("$@"); break ;;
     -*) echo "full-table.sh: unknown option '$1'" >&2; exit 2 ;;
     *) out=$1; shift ;;
