@@ -176,17 +176,8 @@ def test_help() -> None:
 
 def test_dry_run_command(tmp_path: Path) -> None:
     """The smpirun line: platform, np, host speed from the platform, label; --exact factors."""
-    p = simulate(
-        "halocompare",
-        "-n",
-        "4",
-        "--platform",
-        "torus-bgl",
-        "--dry-run",
-        "--",
-        "--quick",
-        cwd=tmp_path,
-    )
+    halo4 = ("halocompare", "-n", "4", "--platform", "torus-bgl", "--dry-run")
+    p = simulate(*halo4, "--", "--quick", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     cmd = p.stdout.split()
     assert cmd[0] == "smpirun"
@@ -198,16 +189,8 @@ def test_dry_run_command(tmp_path: Path) -> None:
     )  # the platform file's own <config> applies
     # no warm-up in simulated time unless the user asks for one (a later option wins)
     assert cmd[-5:] == ["--label", "sim-torus-bgl", "--warmup", "0", "--quick"]
-    p = simulate(
-        "halocompare",
-        "-n",
-        "4",
-        "--platform",
-        "torus-bgl",
-        "--compute",
-        "--dry-run",
-        cwd=tmp_path,
-    )
+    p = simulate(*halo4, "--compute", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
     assert "--warmup" not in p.stdout.split()  # simulated computation may warm up
     p = simulate(
         "pingpong",
