@@ -365,6 +365,35 @@ def test_exact_pingpong_two_nodes(tmp_path: Path) -> None:
     )
 
 
+@needs_smpi
+def test_halocompare_rma_16(tmp_path: Path) -> None:
+    """What SMPI can do runs and verifies (PSCW and fence, both orderings,
+    4 and 8 neighbours, both boundaries); what it cannot (passive-target
+    polling from 16 ranks on) is n/a with the reason, not an endless run."""
+    run = sim_run(
+        "halocompare",
+        16,
+        "torus-bgl-64",
+        "--quick",
+        "--verify",
+        "--tests",
+        "halo",
+        "--comms",
+        "world,random",
+        "--methods",
+        "rma-fence-put,rma-pscw-put,rma-pscw-get,rma-lock-put,rma-lockall-flush",
+        out=tmp_path / "rma.csv",
+    )
+    rows = check_schema(run, "halocompare", 16)
+    assert len(rows) == 5 * 2 * 2 * 2
+    for r in rows:
+        if r["method"].startswith(("rma-pscw", "rma-fence")):
+            assert r["verified"] == "yes" and float(r["mbps"]) > 0, r
+        else:
+            assert r["stop_reason"].startswith("n/a: passive-target polling"), r
+            assert r["time_median_s"] == ""
+
+
 # ------------------------------------------------------------ 1024 simulated ranks
 
 
