@@ -506,6 +506,34 @@ def test_columns_unchanged() -> None:
     assert "simulated" not in COLUMNS and "platform" not in COLUMNS
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-j", "0"], "-j needs a positive integer, got '0'"),
+        (["-p"], "-p needs a value"),
+        (["-n", "x"], "-n must be a positive integer, got 'x'"),
+        (["-p", "nosuch"], "unknown platform 'nosuch'"),
+        (["-n", "3", "-p", "two-node"], "platform 'two-node' has 2 hosts"),
+        (["--bogus"], "unknown option '--bogus'"),
+    ],
+)
+def test_full_table_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
+    """One line, exit 2, and no piece started (nothing written)."""
+    out = tmp_path / "out"
+    p = subprocess.run(
+        [str(ROOT / "bench" / "simulated" / "full-table.sh"), str(out), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("full-table.sh: ") and message in lines[0], lines[0]
+    assert not out.exists()
+
+
 @needs_smpi
 def test_full_table_pieces_equal_single_run(tmp_path: Path) -> None:
     """bench/simulated/full-table.sh (the table cut into parallel pieces) gives

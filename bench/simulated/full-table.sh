@@ -5,8 +5,8 @@
 # plus the one-sender tests) run JOBS at a time, then rendered as one table
 # by mpimb-report.  A SimGrid simulation runs on one core, so separate
 # processes are the only way to use a machine's other cores; simulated time
-# is deterministic, so the pieces give the single command's figures (to
-# within the barrier-skew differences of 0.02 % seen in docs/simulate.md).
+# is deterministic, so the pieces give the single command's figures
+# exactly (checked at 4 and 16 ranks; tests/test_simulate.py).
 # The random ordering costs most (minutes per test at 1024 ranks), so its
 # pieces start first.
 #
@@ -32,6 +32,9 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "full-table.sh: -j needs a positive integer, got '$jobs'" >&2; exit 2; }
+# -n and -p are checked by scripts/simulate itself (a dry run), before any piece starts
+check=$("$root/scripts/simulate" halocompare -n "$np" --platform "$platform" --dry-run 2>&1) ||
+    { echo "full-table.sh: ${check#simulate: }" >&2; exit 2; }
 out=${out:-$root/results/full-table-$platform-np$np}
 mkdir -p "$out"
 
