@@ -79,6 +79,34 @@ def test_sigterm_leaves_metadata(tmp_path: Path, lib: str) -> None:
     assert meta["rows"] == len(rows)
 
 
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_sigterm_right_after_a_row(tmp_path: Path, lib: str) -> None:
+    """SIGTERM just after a row reaches the CSV, before the next test starts:
+    the metadata must count that row.  The hook holds that moment open for
+    2 s, so the signal lands inside it every time (a race CI once hit)."""
+    exe = bindir(lib) / "halocompare"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    out = tmp_path / "r.csv"
+    env = {**os.environ, "MPIMB_SELFTEST_ROW_DELAY": "2"}
+    p = subprocess.Popen([str(exe), "-o", str(out), "--quick"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not (out.exists() and len(out.read_text().splitlines()) >= 2):
+            time.sleep(0.05)
+        assert len(out.read_text().splitlines()) == 2, "no first row within 60 s"
+        os.kill(p.pid, signal.SIGTERM)
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == -signal.SIGTERM
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["ended_by"] == "terminated by SIGTERM"
+    assert meta["rows"] == len(check_rows(out, 1)) == 1
+
+
 def test_killed_rank_ends_the_job(tmp_path: Path) -> None:
     out, errfile = tmp_path / "k.csv", tmp_path / "err"
     p = start("openmpi", 3, out, errfile)

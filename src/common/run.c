@@ -169,6 +169,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     const char *err = mb_parse_options(*argc, *argv, prog, &run->opts, &action);
     run->thread_level_req = prog->thread_level_var ? *prog->thread_level_var : prog->thread_level;
     struct timespec a, b;
+    mb_term_block(); /* the threads MPI_Init starts inherit it: SIGTERM goes to main */
     clock_gettime(CLOCK_MONOTONIC, &a);
     MPI_Init_thread(argc, argv, run->thread_level_req, &run->thread_level);
     clock_gettime(CLOCK_MONOTONIC, &b);
@@ -271,8 +272,7 @@ void mb_end(struct mb_run *run, struct mb_row *row)
         run->rows = realloc(run->rows, (size_t)run->cap_rows * sizeof *run->rows);
     }
     run->rows[run->nrows++] = *row;
-    mb_csv_row(run, row);
-    mb_term_update(run);
+    mb_term_update(run, row); /* the CSV row and the SIGTERM metadata, together */
     char desc[200];
     mb_row_desc(run, row, desc, sizeof desc);
     if (row->na)
