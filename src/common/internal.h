@@ -28,8 +28,7 @@ int mb_meta_write(struct mb_run *run, int complete);
 void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended_by);
 
 /* term.c: SIGTERM leaves metadata saying so (rank 0) */
-void mb_term_block(void); /* before any thread starts */
-void mb_term_install(struct mb_run *run); /* after: handle it in this thread only */
+void mb_term_install(struct mb_run *run);
 void mb_term_update(struct mb_run *run, const struct mb_row *row); /* writes row too */
 void mb_term_release(void); /* back to the default SIGTERM action */
 void mb_utc_now(char *buf, size_t len, int compact);

@@ -169,7 +169,6 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     const char *err = mb_parse_options(*argc, *argv, prog, &run->opts, &action);
     run->thread_level_req = prog->thread_level_var ? *prog->thread_level_var : prog->thread_level;
     struct timespec a, b;
-    mb_term_block(); /* the threads MPI_Init starts inherit it: SIGTERM goes to main */
     clock_gettime(CLOCK_MONOTONIC, &a);
     MPI_Init_thread(argc, argv, run->thread_level_req, &run->thread_level);
     clock_gettime(CLOCK_MONOTONIC, &b);
