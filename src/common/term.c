@@ -98,9 +98,7 @@ static void hold_window(void)
 {
     const char *s = getenv("MPIMB_SELFTEST_ROW_DELAY");
     double d = s ? atof(s) : 0;
-    if (d <= 0) return;
-    struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
-    nanosleep(&ts, NULL);
+    if (d > 0) pause_for((time_t)d, (long)((d - (double)(time_t)d) * 1e9));
 }
 
 void mb_term_install(struct mb_run *run)
