@@ -170,12 +170,12 @@ def test_selection_and_sizes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("op", OPS)
 def test_verify_catches_corruption(tmp_path: Path, op: str) -> None:
-    """MPIMB_RMA_FAULT=1 corrupts one byte sent (or, for get, read): --verify must stop with exit 1."""
+    """Stale data (MPIMB_FAULT) sent, or for get read, is found: verified=no, exit 1."""
     for w, s in (("create", "lock-shared"), ("allocate-shared", "load-store")):
         out = tmp_path / f"{op}-{w}.csv"
         run = run_mpi(
             "openmpi", 2, "rma", "--quick", "--verify", "-m", "8:8", "--ops", op, "--windows", w, "--syncs", s,
-            "--tests", "bw", "--no-reference", out=out, env={"MPIMB_RMA_FAULT": "1"},
+            "--tests", "bw", "--no-reference", out=out, env={"MPIMB_FAULT": f"{op}-bw"},
         )
         assert run.returncode == 1, run.stderr
         assert f"verification failed in rma {op}-bw {s} {w} 8 B" in run.stderr
@@ -187,7 +187,7 @@ def test_verify_catches_corruption_mpich(tmp_path: Path) -> None:
     run = run_mpi(
         "mpich", 2, "rma", "--quick", "--verify", "-m", "8:8", "--ops", "get_accumulate", "--windows", "dynamic",
         "--syncs", "lockall-flush-local", "--tests", "latency", "--no-reference", out=tmp_path / "r.csv",
-        env={"MPIMB_RMA_FAULT": "1"},
+        env={"MPIMB_FAULT": "get_accumulate-latency"},
     )
     assert run.returncode == 1
     assert "get_accumulate: target memory written by origin 0" in run.stderr

@@ -17,20 +17,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-SCHEMA_VERSION = 1
+from . import schema
 
-COLUMNS = [
-    "run_id", "program", "test", "method", "comm", "neighbors", "periodic", "bytes", "nprocs",
-    "nnodes", "ppn", "threads", "thread_level", "iters", "reps", "stop_reason", "time_min_s",
-    "time_median_s", "time_mean_s", "time_max_s", "time_stddev_s", "time_ci_lo_s", "time_ci_hi_s",
-    "mbps", "verified", "label",
-]
-STR_COLS = ["run_id", "program", "test", "method", "comm", "thread_level", "stop_reason", "verified", "label"]
-INT_COLS = ["neighbors", "periodic", "bytes", "nprocs", "nnodes", "ppn", "threads", "iters", "reps"]
-FLOAT_COLS = [
-    "time_min_s", "time_median_s", "time_mean_s", "time_max_s", "time_stddev_s", "time_ci_lo_s",
-    "time_ci_hi_s", "mbps",
-]
+SCHEMA_VERSION = schema.SCHEMA_VERSION
+READABLE_VERSIONS = (1, 2)
+
+# The columns and their types come from the one definition (mpimb/schema/).
+COLUMNS = schema.columns()
+COLUMNS_V1 = schema.previous_columns(1)
+STR_COLS = schema.typed_columns("string")
+INT_COLS = schema.typed_columns("integer")
+FLOAT_COLS = [c for c in schema.typed_columns("number") if c not in INT_COLS]
 REQUIRED = ["run_id", "program", "test", "nprocs", "stop_reason", "label"]
 STOP_REASONS = {"ci", "max-reps", "budget"}
 THREAD_LEVELS = {"single", "funneled", "serialized", "multiple"}
@@ -108,7 +105,7 @@ def _read_meta(csv_path: Path) -> tuple[dict[str, Any], list[str]]:
         return {}, [f"{jp}:1: expected a JSON object"]
     probs = [f"{jp}: required field '{k}' missing" for k in META_REQUIRED if k not in meta]
     v = meta.get("schema_version")
-    if "schema_version" in meta and v != SCHEMA_VERSION:
+    if "schema_version" in meta and v not in READABLE_VERSIONS:
         if isinstance(v, int) and not isinstance(v, bool) and v > SCHEMA_VERSION:
             probs.append(f"{jp}: schema_version {v} is newer than this mpimb-report understands "
                          f"({SCHEMA_VERSION}); upgrade mpimb-report")
@@ -173,14 +170,16 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
     nl = text.find("\n")
     header = next(csv.reader(io.StringIO(text[:nl] if nl >= 0 else text)), [])
     header = [h.strip() for h in header]
-    missing = [c for c in COLUMNS if c not in header]
+    # schema 1 (no params column) is read with its own columns; the ones it lacks are added empty
+    expected = COLUMNS if "params" in header else COLUMNS_V1
+    missing = [c for c in expected if c not in header]
     if missing:
-        if len(missing) == len(COLUMNS):
+        if len(missing) == len(expected):
             return pd.DataFrame(), [(f"{path}:1: not an mpimb result CSV (header has none of the columns "
                                     f"run_id, program, test, ...)")]
         return pd.DataFrame(), [f"{path}:1: missing column(s): {', '.join(missing)}"]
     probs: list[str] = []
-    extra = [c for c in header if c not in COLUMNS]
+    extra = [c for c in header if c not in expected]
     if extra:
         probs.append(f"{path}:1: unknown column(s): {', '.join(extra)}")
     nlines = text.count("\n") + (0 if text.endswith("\n") else 1)
@@ -203,6 +202,9 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
     except (ValueError, MemoryError) as e:
         return pd.DataFrame(), [f"{path}: malformed CSV: {e}"]
     df.columns = [str(c).strip() for c in df.columns]
+    for c in COLUMNS:
+        if c not in df.columns:
+            df[c] = "" if c in STR_COLS else np.nan
     if df.empty:
         probs.append(f"{path}:2: no result rows (header only)")
         return df, probs

@@ -5,12 +5,22 @@
 
 /* "halo irecv-isend cart 8-nbr periodic 16000 B" */
 void mb_row_desc(const struct mb_run *run, const struct mb_row *row, char *buf, size_t len);
-/* Emits the failed row, marks the run failed and exits 1 on every rank. */
-_Noreturn void mb_fail_verification(struct mb_run *run, struct mb_row *row);
+/* Counts a failed verification; the run goes on and mb_finish exits 1. */
+void mb_record_failure(struct mb_run *run, const struct mb_row *row);
+
+/* fault.c: MPIMB_FAULT=TEST[/METHOD][@RANK] makes verification of the
+ * matching tests fail on purpose (tests of the suite itself). */
+const char *mb_fault_parse(const char *spec); /* NULL or why spec is bad */
+int mb_fault_here(const struct mb_run *run, const struct mb_row *row);
+int mb_fault_matched(void); /* did any test match? */
 
 /* output.c */
 void mb_csv_header(FILE *f);
 void mb_csv_row(const struct mb_run *run, const struct mb_row *row);
+/* raw.c: --raw FILE, every repetition's time on every rank (long format).
+ * mb_raw_write is collective over k->comm; world rank 0 writes. */
+int mb_raw_open(struct mb_run *run, char *err, size_t len);
+void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, const double *mine, long n);
 
 /* The suite's own costs, reduced over ranks (seconds, KiB): MPI_Init, the
  * harness's set-up (topology, metadata, files), and peak memory per rank. */

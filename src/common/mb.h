@@ -17,7 +17,7 @@
 #include <stdio.h>
 
 #define MB_VERSION "0.1.0"
-#define MB_SCHEMA_VERSION 1
+#define MB_SCHEMA_VERSION 2 /* analysis/mpimb/schema/ defines it */
 
 /* ---------------------------------------------------------------- options */
 
@@ -56,6 +56,7 @@ struct mb_opts {
     enum mb_stat stat;
     size_t size_min, size_max; /* -m MIN:MAX, only for programs with MB_USES_SIZES */
     const char *output, *label;
+    const char *raw; /* --raw FILE: every repetition's per-rank times, long format */
 };
 
 #define MB_USES_SIZES 1u /* the program sweeps message sizes (-m MIN:MAX) */
@@ -76,8 +77,11 @@ struct mb_program {
 
 /* ------------------------------------------------------------ run state */
 
+/* Over repetitions of the slowest rank's time (min ... p99), and over ranks
+ * of each rank's own median (rank_min, rank_mean: the load imbalance). */
 struct mb_stats {
-    double min, median, mean, max, stddev, ci_lo, ci_hi;
+    double min, median, mean, max, stddev, ci_lo, ci_hi, p90, p99;
+    double rank_min, rank_mean; /* < 0: not measured */
 };
 
 /* One CSV row = one test.  The program fills the descriptive fields before
@@ -86,6 +90,9 @@ struct mb_row {
     char test[32];
     char method[48];
     char comm[32];
+    /* Every other setting that changes what is measured, canonical
+     * "key=value;key=value" sorted by key (mb_param); empty where none. */
+    char params[512];
     int neighbors, periodic, threads;
     long long bytes;
     double sent_bytes; /* bytes one process sends per operation (for mbps); 0: no mbps */
@@ -94,25 +101,47 @@ struct mb_row {
     long reps;
     char stop_reason[200]; /* "ci", "max-reps", "budget", or "n/a: why" */
     struct mb_stats t;
+    long reps_rejected; /* repetitions rejected (a rank started late); -1: empty */
+    double sync_error;  /* seconds: achieved clock-synchronisation error; -1: empty */
+    double cpu_pct;     /* CPU time over wall time, %; -1: empty */
     double mbps;
+    double agg_mbps; /* bytes the whole operation moves per second / 10^6; 0: empty */
     const char *verified; /* "yes", "no" or "" */
     int na;
     double wall; /* seconds the whole test took (progress line) */
 };
+
+/* Where the ranks of a communicator live: the one answer to "which node is
+ * each rank on, and who leads it" (MPI_Comm_split_type SHARED).  Nodes are
+ * numbered 0.. in the order of their lowest rank; that rank leads. */
+struct mb_nodes {
+    int nnodes, ppn;            /* ppn: the most ranks any node has */
+    int node;                   /* this rank's node */
+    int local_rank, local_size; /* within the node */
+    int leader;                 /* rank (in the communicator) leading this node */
+    MPI_Comm comm;              /* this node's ranks, in communicator order */
+    MPI_Comm leaders;           /* the node leaders, in node order; MPI_COMM_NULL on other ranks */
+    int *node_of;               /* node of every rank of the communicator */
+};
+/* Collective over comm.  mb_nodes_free releases the communicators and array. */
+void mb_nodes_init(MPI_Comm comm, struct mb_nodes *n);
+void mb_nodes_free(struct mb_nodes *n);
 
 struct mb_run {
     const struct mb_program *prog;
     struct mb_opts opts;
     MPI_Comm world; /* a private dup of MPI_COMM_WORLD for the harness's own traffic */
     int rank, nprocs, nnodes, ppn;
+    struct mb_nodes nodes; /* of world */
     int thread_level; /* provided */
     int thread_level_req;
     char run_id[128];
     char label[64];
     int ntotal, ndone;  /* tests planned and done (progress) */
     int nfailed;        /* tests whose verification failed */
+    char first_failed[200]; /* the first of them, for the closing line */
     /* rank 0 only */
-    FILE *csv;
+    FILE *csv, *raw;
     char *csv_path, *json_path;
     struct mb_row *rows; /* every finished row, for the program's tables */
     int nrows, cap_rows;
@@ -136,6 +165,7 @@ struct mb_kernel {
      * check every received byte; check returns 0 or writes a message. */
     void (*fill)(void *state, long it);
     int (*check)(void *state, long it, char *msg, size_t len);
+    int idle; /* this rank takes no part: left out of rank_min / rank_mean */
 };
 
 /* Parses options (validated identically on every rank), starts MPI, opens
@@ -150,12 +180,20 @@ _Noreturn void mb_usage_error(struct mb_run *run, const char *fmt, ...)
 void mb_row_init(struct mb_row *row, const char *test, const char *method);
 void mb_begin(struct mb_run *run, struct mb_row *row); /* arms the watchdog */
 /* Verify (with --verify), warm up, calibrate, repeat: fills row.  Returns 0,
- * or 1 if verification failed (already reported; the row says verified=no). */
+ * or 1 if verification failed: that is reported, the row says verified=no
+ * and is still measured, and the run goes on (mb_finish then exits 1). */
 int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row);
 /* Marks a row not applicable; the reason goes to the CSV ("n/a: reason"). */
 void mb_na(struct mb_run *run, struct mb_row *row, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void mb_end(struct mb_run *run, struct mb_row *row); /* emits the row, disarms */
+/* Adds "key=value" to the row's params (kept sorted by key; a key given
+ * again is replaced).  Values must not hold ';' or '='. */
+void mb_param(struct mb_row *row, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same for one of the program's own options, by its long name: the value
+ * as given or defaulted, in canonical form (sizes in bytes, lists in the
+ * option's order). */
+void mb_param_opt(const struct mb_run *run, struct mb_row *row, const char *option);
 /* Adds "key": raw_json to the run's metadata (rank 0; shown in the JSON). */
 void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json);
 /* Writes complete metadata, closes files, finalizes MPI; returns the exit code. */
@@ -169,6 +207,8 @@ void mb_stats_compute(double *x, int n, struct mb_stats *s);
 void mb_median_ci_index(int n, int *lo, int *hi);
 double mb_stat_value(const struct mb_opts *o, const struct mb_stats *s);
 const char *mb_stat_name(enum mb_stat s);
+/* "single", "funneled", "serialized", "multiple": the results' vocabulary. */
+const char *mb_thread_level_name(int level);
 
 /* Verification patterns: exactly representable, distinct per
  * (sender, tag, iteration, index). */
@@ -191,7 +231,8 @@ int mb_choice_index(const char *choices, const char *word, size_t wlen);
 void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);
 void mb_fmt_value(char *buf, size_t len, double v); /* 3 significant digits */
 /* A table cell for a row, malloc'd: "-" without a row, "n/a" for a row the
- * library could not run, else v formatted (v is not read in the other cases). */
+ * library could not run, "FAILED" for one whose verification failed, else v
+ * formatted (v is not read in the other cases). */
 char *mb_cell(const struct mb_row *r, double v);
 /* Prints the table, then frees every cell and the array (heap cells only). */
 void mb_table_emit(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);

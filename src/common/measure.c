@@ -16,12 +16,16 @@ static double run_once(const struct mb_kernel *k, long iters)
     return MPI_Wtime() - t;
 }
 
-/* One verified iteration per pass; returns 0 or 1 (identical on all ranks). */
+/* One verified iteration per pass; returns 0 or 1 (identical on all ranks).
+ * A rank the fault injection (MPIMB_FAULT) names fills its send data for
+ * another iteration: stale data, as a protocol bug would deliver, which the
+ * program's own check must then find on the receiving side. */
 static int verify(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row)
 {
+    long stale = mb_fault_here(run, row) ? 7919 : 0;
     for (long it = 0; it < 2; it++) {
         char msg[300] = "";
-        k->fill(k->state, it);
+        k->fill(k->state, it + stale);
         MPI_Barrier(k->comm);
         run_once(k, 1);
         int bad = k->check(k->state, it, msg, sizeof msg) != 0, any;
@@ -62,13 +66,29 @@ static int ci_ok(const struct mb_stats *s, double rel)
     return s->median > 0 && s->median - s->ci_lo <= rel * s->median && s->ci_hi - s->median <= rel * s->median;
 }
 
+/* Over ranks, each rank's own median (idle ranks left out): the minimum
+ * and the mean, the load imbalance behind the slowest rank's time. */
+static void rank_stats(const struct mb_kernel *k, double *mine, long n, struct mb_stats *s)
+{
+    struct mb_stats own;
+    mb_stats_compute(mine, (int)n, &own); /* sorts mine: the raw output was written before */
+    double lo, in_lo = k->idle ? INFINITY : own.median;
+    double sum[2], in_sum[2] = {k->idle ? 0 : own.median, k->idle ? 0 : 1}; /* sum of medians, ranks */
+    MPI_Allreduce(&in_lo, &lo, 1, MPI_DOUBLE, MPI_MIN, k->comm);
+    MPI_Allreduce(in_sum, sum, 2, MPI_DOUBLE, MPI_SUM, k->comm);
+    s->rank_min = isfinite(lo) ? lo : -1;
+    s->rank_mean = sum[1] > 0 ? sum[0] / sum[1] : -1;
+}
+
 int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row)
 {
     const struct mb_opts *o = &run->opts;
     double t0 = MPI_Wtime();
+    int failed = 0;
     if (o->verify && k->fill && k->check) {
-        if (verify(run, k, row)) mb_fail_verification(run, row);
-        row->verified = "yes";
+        failed = verify(run, k, row);
+        if (failed) mb_record_failure(run, row);
+        row->verified = failed ? "no" : "yes";
     }
     if (o->warmup > 0) {
         MPI_Barrier(k->comm);
@@ -79,7 +99,7 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     long K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100) : 1;
 
     long cap = o->max_reps, n = 0, batch = o->reps, room = 0;
-    double *loc = NULL, *all = NULL, *tmp = NULL;
+    double *loc = NULL, *all = NULL, *tmp = NULL, *mine = NULL; /* mine: this rank's own times */
     struct mb_stats s = {0};
     const char *stop = NULL;
     while (!stop) {
@@ -88,6 +108,7 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
             loc = realloc(loc, (size_t)room * sizeof *loc);
             all = realloc(all, (size_t)room * sizeof *all);
             tmp = realloc(tmp, (size_t)room * sizeof *tmp);
+            mine = realloc(mine, (size_t)room * sizeof *mine);
         }
         for (long i = 0; i < batch; i++) {
             MPI_Barrier(k->comm);
@@ -97,6 +118,7 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
         /* the repetition's time is the slowest rank's; reduced outside the timed region */
         MPI_Allreduce(loc, all + n, (int)batch + 1, MPI_DOUBLE, MPI_MAX, k->comm);
         double elapsed = all[n + batch];
+        memcpy(mine + n, loc, (size_t)batch * sizeof *mine);
         n += batch;
         memcpy(tmp, all, (size_t)n * sizeof *tmp);
         mb_stats_compute(tmp, (int)n, &s);
@@ -115,6 +137,8 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
             if (batch > cap - n) batch = cap - n;
         }
     }
+    mb_raw_write(run, k, row, mine, n);
+    rank_stats(k, mine, n, &s);
     row->iters = K;
     row->reps = n;
     row->t = s;
@@ -122,5 +146,6 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     free(loc);
     free(all);
     free(tmp);
-    return 0;
+    free(mine);
+    return failed;
 }

@@ -110,12 +110,6 @@ static void jstr(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static const char *level_name(int l)
-{
-    return l == MPI_THREAD_SINGLE ? "single" : l == MPI_THREAD_FUNNELED ? "funneled"
-           : l == MPI_THREAD_SERIALIZED ? "serialized" : "multiple";
-}
-
 /* Variables that change how MPI, UCX or Slurm behave. */
 static void environment(FILE *f)
 {
@@ -214,7 +208,7 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     jstr(f, M.lib);
     fprintf(f, ",\n    \"standard_version\": \"%d.%d\",\n    \"thread_level_requested\": \"%s\",\n"
                "    \"thread_level_provided\": \"%s\"\n  },\n",
-            M.ver, M.subver, level_name(run->thread_level_req), level_name(run->thread_level));
+            M.ver, M.subver, mb_thread_level_name(run->thread_level_req), mb_thread_level_name(run->thread_level));
     fprintf(f, "  \"nprocs\": %d,\n  \"nnodes\": %d,\n  \"ppn\": %d,\n  \"hosts\": ", run->nprocs, run->nnodes,
             run->ppn);
     hosts(f, run);

@@ -22,6 +22,8 @@ static const struct mb_option common[] = {
     {"output", 'o', MB_OPT_STRING, &O.output, 0, 0, NULL,
      "CSV path (default results/PROGRAM-LABEL-npN-UTC.csv; metadata beside it as .json)"},
     {"label", 0, MB_OPT_STRING, &O.label, 0, 0, NULL, "machine/run label (default: short host name)"},
+    {"raw", 0, MB_OPT_STRING, &O.raw, 0, 0, NULL,
+     "also write every repetition's time on every rank to this CSV (long format, for distributions)"},
     {"quick", 0, MB_OPT_FLAG, &O.quick, 0, 0, NULL, "tiny counts, for smoke tests"},
     {"verify", 0, MB_OPT_FLAG, &O.verify, 0, 0, NULL, "check every byte received (before timing)"},
     {"timeout", 0, MB_OPT_DOUBLE, &O.timeout, 1, 0, NULL, "seconds per test before the job is aborted (300)"},
@@ -244,6 +246,39 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     if (prog->validate && (err = prog->validate())) return fail("%s", err);
     *out = O;
     return NULL;
+}
+
+int mb_option_format(const struct mb_program *prog, const char *name, char *buf, size_t len)
+{
+    const struct mb_option *op = prog->options;
+    while (op && op->name && strcmp(op->name, name)) op++;
+    if (!op || !op->name) return -1;
+    switch (op->kind) {
+    case MB_OPT_FLAG: snprintf(buf, len, "%d", *(int *)op->dest ? 1 : 0); break;
+    case MB_OPT_INT: snprintf(buf, len, "%ld", *(long *)op->dest); break;
+    case MB_OPT_SIZE: snprintf(buf, len, "%zu", *(size_t *)op->dest); break;
+    case MB_OPT_DOUBLE: snprintf(buf, len, "%.9g", *(double *)op->dest); break;
+    case MB_OPT_STRING: snprintf(buf, len, "%s", *(const char **)op->dest ? *(const char **)op->dest : ""); break;
+    case MB_OPT_RANGE: snprintf(buf, len, "%zu:%zu", ((size_t *)op->dest)[0], ((size_t *)op->dest)[1]); break;
+    case MB_OPT_CHOICE:
+    case MB_OPT_LIST: {
+        /* the chosen word(s), in the order of choices; a list's "all" spelled out */
+        int idx = op->kind == MB_OPT_CHOICE ? *(int *)op->dest : 0;
+        unsigned long mask = op->kind == MB_OPT_LIST ? *(unsigned long *)op->dest : idx >= 0 ? 1ul << idx : 0;
+        size_t n = 0;
+        int i = 0;
+        buf[0] = 0;
+        for (const char *p = op->choices; p && *p && n < len; i++) {
+            const char *c = strchr(p, ',');
+            int wl = c ? (int)(c - p) : (int)strlen(p);
+            if (mask >> i & 1) n += (size_t)snprintf(buf + n, len - n, "%s%.*s", n ? "," : "", wl, p);
+            p = c ? c + 1 : NULL;
+        }
+        if (!buf[0]) snprintf(buf, len, "none");
+        break;
+    }
+    }
+    return 0;
 }
 
 void mb_print_help(const struct mb_program *prog)

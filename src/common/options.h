@@ -8,4 +8,8 @@
 const char *mb_parse_options(int argc, char **argv, const struct mb_program *prog, struct mb_opts *out,
                              int *action);
 void mb_print_help(const struct mb_program *prog);
+/* The current value of one of prog's own options in canonical form (bytes
+ * for sizes, list words in the option's order, "1"/"0" for flags); -1 if
+ * prog has no such option. */
+int mb_option_format(const struct mb_program *prog, const char *name, char *buf, size_t len);
 #endif

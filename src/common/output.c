@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The results columns, in order: analysis/mpimb/schema/results.schema.json
+ * is their one definition (types, meaning); tests/test_schema.py fails when
+ * this list or mb_csv_row() drifts from it. */
 static const char *const columns =
-    "run_id,program,test,method,comm,neighbors,periodic,bytes,nprocs,nnodes,ppn,threads,thread_level,"
+    "run_id,program,test,method,comm,neighbors,periodic,bytes,nprocs,nnodes,ppn,threads,thread_level,params,"
     "iters,reps,stop_reason,time_min_s,time_median_s,time_mean_s,time_max_s,time_stddev_s,time_ci_lo_s,"
-    "time_ci_hi_s,mbps,verified,label";
+    "time_ci_hi_s,time_p90_s,time_p99_s,rank_min_s,rank_mean_s,reps_rejected,sync_error_s,cpu_pct,mbps,"
+    "agg_mbps,verified,label";
 
 void mb_csv_header(FILE *f) { fprintf(f, "%s\n", columns); }
 
@@ -40,7 +44,7 @@ static void integer(FILE *f, long long v)
     fputc(',', f);
 }
 
-static const char *level_name(int l)
+const char *mb_thread_level_name(int l)
 {
     switch (l) {
     case MPI_THREAD_SINGLE: return "single";
@@ -66,13 +70,21 @@ void mb_csv_row(const struct mb_run *run, const struct mb_row *r)
     integer(f, run->nnodes);
     integer(f, run->ppn);
     integer(f, r->threads);
-    field(f, level_name(run->thread_level), 0);
+    field(f, mb_thread_level_name(run->thread_level), 0);
+    field(f, r->params, 0);
     integer(f, m ? r->iters : -1);
     integer(f, m ? r->reps : -1);
     field(f, r->stop_reason, 0);
-    const double v[] = {r->t.min, r->t.median, r->t.mean, r->t.max, r->t.stddev, r->t.ci_lo, r->t.ci_hi};
+    const double v[] = {r->t.min,   r->t.median, r->t.mean, r->t.max, r->t.stddev,
+                        r->t.ci_lo, r->t.ci_hi,  r->t.p90,  r->t.p99};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) num(f, v[i], m);
+    num(f, r->t.rank_min, m && r->t.rank_min >= 0);
+    num(f, r->t.rank_mean, m && r->t.rank_mean >= 0);
+    integer(f, m ? r->reps_rejected : -1);
+    num(f, r->sync_error, m && r->sync_error >= 0);
+    num(f, r->cpu_pct, m && r->cpu_pct >= 0);
     num(f, r->mbps, m && r->mbps > 0);
+    num(f, r->agg_mbps, m && r->agg_mbps > 0);
     field(f, r->verified, 0);
     field(f, run->label, 1);
     fflush(f); /* a killed job keeps every finished row */
@@ -140,6 +152,8 @@ char *mb_cell(const struct mb_row *r, double v)
         snprintf(buf, sizeof buf, "-");
     else if (r->na)
         snprintf(buf, sizeof buf, "n/a");
+    else if (!strcmp(r->verified, "no")) /* a failed check is a result, shown loudly */
+        snprintf(buf, sizeof buf, "FAILED");
     else
         mb_fmt_value(buf, sizeof buf, v);
     return strdup(buf);

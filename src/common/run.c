@@ -46,6 +46,11 @@ static void remove_outputs(struct mb_run *run)
     run->csv = NULL;
     remove(run->csv_path);
     remove(run->json_path);
+    if (run->raw) {
+        fclose(run->raw);
+        run->raw = NULL;
+        remove(run->opts.raw);
+    }
 }
 
 void mb_usage_error(struct mb_run *run, const char *fmt, ...)
@@ -137,6 +142,12 @@ static int open_outputs(struct mb_run *run, char *err, size_t len)
         return -1;
     }
     mb_csv_header(run->csv);
+    if (mb_raw_open(run, err, len)) {
+        fclose(run->csv);
+        run->csv = NULL;
+        remove(run->csv_path);
+        return -1;
+    }
     if (fflush(run->csv) || mb_meta_write(run, 0)) {
         snprintf(err, len, "cannot write '%s': %s", run->json_path, strerror(errno));
         fclose(run->csv);
@@ -147,17 +158,33 @@ static int open_outputs(struct mb_run *run, char *err, size_t len)
     return 0;
 }
 
-static void count_nodes(struct mb_run *run)
+void mb_nodes_init(MPI_Comm comm, struct mb_nodes *n)
 {
-    MPI_Comm node;
-    int lrank, lsize;
-    MPI_Comm_split_type(run->world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &lrank);
-    MPI_Comm_size(node, &lsize);
-    int leader = lrank == 0;
-    MPI_Allreduce(&leader, &run->nnodes, 1, MPI_INT, MPI_SUM, run->world);
-    MPI_Allreduce(&lsize, &run->ppn, 1, MPI_INT, MPI_MAX, run->world);
-    MPI_Comm_free(&node);
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    *n = (struct mb_nodes){.leaders = MPI_COMM_NULL};
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &n->comm);
+    MPI_Comm_rank(n->comm, &n->local_rank);
+    MPI_Comm_size(n->comm, &n->local_size);
+    n->leader = rank;
+    MPI_Bcast(&n->leader, 1, MPI_INT, 0, n->comm); /* local rank 0 is the lowest rank: split by key = rank */
+    MPI_Comm_split(comm, n->local_rank == 0 ? 0 : MPI_UNDEFINED, rank, &n->leaders);
+    /* every rank's leader; a leader's node number is its position among the leaders */
+    n->node_of = malloc((size_t)size * sizeof *n->node_of);
+    MPI_Allgather(&n->leader, 1, MPI_INT, n->node_of, 1, MPI_INT, comm);
+    n->nnodes = 0;
+    for (int r = 0; r < size; r++) n->node_of[r] = n->node_of[r] == r ? n->nnodes++ : n->node_of[n->node_of[r]];
+    n->node = n->node_of[rank];
+    MPI_Allreduce(&n->local_size, &n->ppn, 1, MPI_INT, MPI_MAX, comm);
+}
+
+void mb_nodes_free(struct mb_nodes *n)
+{
+    if (n->comm != MPI_COMM_NULL) MPI_Comm_free(&n->comm);
+    if (n->leaders != MPI_COMM_NULL) MPI_Comm_free(&n->leaders);
+    free(n->node_of);
+    n->node_of = NULL;
 }
 
 struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
@@ -176,6 +203,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     MPI_Comm_dup(MPI_COMM_WORLD, &run->world);
     MPI_Comm_rank(run->world, &run->rank);
     MPI_Comm_size(run->world, &run->nprocs);
+    if (!err) err = mb_fault_parse(getenv("MPIMB_FAULT"));
     if (err) mb_usage_error(run, "%s", err);
     if (action) {
         if (run->rank == 0) {
@@ -185,7 +213,9 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
         }
         finalize_exit(0);
     }
-    count_nodes(run);
+    mb_nodes_init(run->world, &run->nodes);
+    run->nnodes = run->nodes.nnodes;
+    run->ppn = run->nodes.ppn;
 
     /* label and run id come from rank 0 so every row of the run agrees */
     char ids[sizeof run->label + sizeof run->run_id] = {0};
@@ -223,7 +253,9 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
 
 void mb_row_init(struct mb_row *row, const char *test, const char *method)
 {
-    *row = (struct mb_row){.neighbors = -1, .periodic = -1, .threads = -1, .bytes = -1, .verified = ""};
+    *row = (struct mb_row){.neighbors = -1, .periodic = -1, .threads = -1, .bytes = -1, .verified = "",
+                           .reps_rejected = -1, .sync_error = -1, .cpu_pct = -1,
+                           .t = {.rank_min = -1, .rank_mean = -1}};
     snprintf(row->test, sizeof row->test, "%s", test ? test : "");
     snprintf(row->method, sizeof row->method, "%s", method ? method : "");
 }
@@ -280,19 +312,9 @@ void mb_end(struct mb_run *run, struct mb_row *row)
         fprintf(stderr, "[%d/%d] %s ... %.1f s\n", run->ndone, run->ntotal, desc, row->wall);
 }
 
-void mb_fail_verification(struct mb_run *run, struct mb_row *row)
+void mb_record_failure(struct mb_run *run, const struct mb_row *row)
 {
-    row->verified = "no";
-    row->na = 1; /* no timings */
-    snprintf(row->stop_reason, sizeof row->stop_reason, "verification failed");
-    mb_end(run, row);
-    if (run->rank == 0) {
-        mb_meta_add(run, "error", "\"verification failed\"");
-        mb_meta_write(run, 0);
-        fclose(run->csv);
-    }
-    mb_watchdog_stop();
-    finalize_exit(1);
+    if (!run->nfailed++) mb_row_desc(run, row, run->first_failed, sizeof run->first_failed);
 }
 
 void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json)
@@ -315,13 +337,26 @@ int mb_finish(struct mb_run *run)
     mb_costs.rss_mean_kib = rsum / run->nprocs;
     int code = run->nfailed ? 1 : 0;
     if (run->rank == 0) {
+        if (run->nfailed) {
+            char n[32];
+            snprintf(n, sizeof n, "%d", run->nfailed);
+            mb_meta_add(run, "verification_failures", n);
+        }
         if (mb_meta_write(run, 1)) {
             fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->json_path, strerror(errno));
             code = 1;
         }
         fclose(run->csv);
+        if (run->raw) fclose(run->raw);
         fprintf(stderr, "%s: results in %s (+ .json)\n", run->prog->name, run->csv_path);
+        if (!mb_fault_matched())
+            fprintf(stderr, "%s: warning: MPIMB_FAULT=%s matched no test with data to verify\n", run->prog->name,
+                    getenv("MPIMB_FAULT"));
+        if (run->nfailed)
+            fprintf(stderr, "%s: FAILED: %d of %d tests failed verification (first: %s); their rows say verified=no\n",
+                    run->prog->name, run->nfailed, run->ndone, run->first_failed);
     }
+    mb_nodes_free(&run->nodes);
     MPI_Comm_free(&run->world);
     fflush(NULL);
     MPI_Finalize();

@@ -30,10 +30,20 @@ void mb_median_ci_index(int n, int *lo, int *hi)
     *hi = k - 1;
 }
 
+/* The q-quantile of n sorted samples, interpolated linearly between order
+ * statistics (Hyndman-Fan type 7, numpy's and pandas' default), so the
+ * analysis computes the same figure from --raw samples. */
+static double quantile(const double *x, int n, double q)
+{
+    double h = (n - 1) * q;
+    int i = (int)floor(h);
+    return i + 1 < n ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[n - 1];
+}
+
 void mb_stats_compute(double *x, int n, struct mb_stats *s)
 {
     if (n <= 0) {
-        *s = (struct mb_stats){0};
+        *s = (struct mb_stats){.rank_min = -1, .rank_mean = -1};
         return;
     }
     qsort(x, (size_t)n, sizeof *x, cmp_double);
@@ -50,6 +60,9 @@ void mb_stats_compute(double *x, int n, struct mb_stats *s)
     s->stddev = n > 1 ? sqrt(ss / (n - 1)) : 0.0;
     s->ci_lo = x[lo];
     s->ci_hi = x[hi];
+    s->p90 = quantile(x, n, 0.90);
+    s->p99 = quantile(x, n, 0.99);
+    s->rank_min = s->rank_mean = -1; /* over ranks: filled by the timing loop */
 }
 
 double mb_stat_value(const struct mb_opts *o, const struct mb_stats *s)

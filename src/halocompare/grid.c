@@ -24,23 +24,11 @@ static uint64_t next_random(uint64_t *s)
  * ordering: each node's ranks fill a compact bx x by block when every node
  * has the same number of ranks and the blocks tile the grid; otherwise nodes
  * are laid out one after another in row-major order. */
-static int node_key(MPI_Comm world, const int dims[2], char *note, size_t len)
+static int node_key(const struct mb_run *run, const int dims[2], char *note, size_t len)
 {
-    MPI_Comm node, leaders;
-    int wrank, lrank, lsize, nodeid = 0, minsz, maxsz;
-    MPI_Comm_rank(world, &wrank);
-    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &lrank);
-    MPI_Comm_size(node, &lsize);
-    MPI_Comm_split(world, lrank == 0 ? 0 : MPI_UNDEFINED, wrank, &leaders);
-    if (lrank == 0) {
-        MPI_Comm_rank(leaders, &nodeid);
-        MPI_Comm_free(&leaders);
-    }
-    MPI_Bcast(&nodeid, 1, MPI_INT, 0, node);
-    MPI_Comm_free(&node);
-    MPI_Allreduce(&lsize, &minsz, 1, MPI_INT, MPI_MIN, world);
-    MPI_Allreduce(&lsize, &maxsz, 1, MPI_INT, MPI_MAX, world);
+    const struct mb_nodes *nd = &run->nodes;
+    int nodeid = nd->node, lrank = nd->local_rank, lsize = nd->local_size, minsz, maxsz = nd->ppn;
+    MPI_Allreduce(&lsize, &minsz, 1, MPI_INT, MPI_MIN, run->world);
     int b[2] = {0, 0};
     if (minsz == maxsz) {
         MPI_Dims_create(lsize, 2, b);
@@ -60,11 +48,11 @@ static int node_key(MPI_Comm world, const int dims[2], char *note, size_t len)
     return nodeid * maxsz + lrank;
 }
 
-MPI_Comm halo_comm_create(enum comm_kind kind, MPI_Comm world, int periodic, unsigned long seed, char *note,
+MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int periodic, unsigned long seed, char *note,
                           size_t len)
 {
     int rank, size, dims[2] = {0, 0}, key = 0;
-    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Comm c = MPI_COMM_NULL, world = run->world;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
     MPI_Dims_create(size, 2, dims);
@@ -84,7 +72,7 @@ MPI_Comm halo_comm_create(enum comm_kind kind, MPI_Comm world, int periodic, uns
         snprintf(note, len, "%d of %d ranks", moved, size);
         return c;
     }
-    case COMM_NODE: key = node_key(world, dims, note, len); break;
+    case COMM_NODE: key = node_key(run, dims, note, len); break;
     case COMM_RANDOM: { /* a seeded permutation, the same on every rank */
         uint64_t s = seed;
         int *perm = malloc((size_t)size * sizeof *perm);

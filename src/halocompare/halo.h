@@ -52,7 +52,7 @@ enum comm_kind { COMM_WORLD, COMM_DUP, COMM_EVENODD, COMM_CART, COMM_NODE, COMM_
 extern const char *const halo_comm_names[NCOMM];
 /* Creates communicator `kind` (collective over world); *note gets a remark
  * for the table footer or metadata (e.g. whether cart reordered). */
-MPI_Comm halo_comm_create(enum comm_kind kind, MPI_Comm world, int periodic, unsigned long seed, char *note,
+MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int periodic, unsigned long seed, char *note,
                           size_t len);
 void halo_neighbors(struct halo *h, MPI_Comm comm, int periodic, int nnbr);
 

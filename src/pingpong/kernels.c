@@ -213,5 +213,6 @@ struct mb_kernel pp_kernel(struct pp *p, MPI_Comm harness_comm)
     case T_BIBW: fn = bibw; break;
     default: break;
     }
-    return (struct mb_kernel){.state = p, .comm = harness_comm, .run_timed = fn, .fill = fill, .check = check};
+    return (struct mb_kernel){
+        .state = p, .comm = harness_comm, .run_timed = fn, .fill = fill, .check = check, .idle = p->role == ROLE_IDLE};
 }

@@ -81,6 +81,8 @@ static void measure(struct ctx *c, const char *test, const char *method, const c
     row.threads = 1;
     row.bytes = (long long)bytes;
     row.sent_bytes = (double)bytes;
+    if (kind != T_LATENCY && kind != T_PINGPING) mb_param_opt(c->run, &row, "window");
+    if (c->variant[0]) mb_param_opt(c->run, &row, "cache-bytes");
     mb_begin(c->run, &row);
     pp_prepare(&c->p, &c->bufs, kind, bytes);
     struct mb_kernel k = pp_kernel(&c->p, c->run->world);
@@ -135,7 +137,7 @@ int main(int argc, char **argv)
     c.p.window = window;
     c.p.req = malloc(2 * (size_t)window * sizeof *c.p.req);
     struct pp_place pl;
-    pp_place_init(&pl, c.p.comm);
+    pp_place_init(&pl, &run->nodes, run->nprocs);
     size_t biggest = o->size_max;
     if ((sel_tests >> T_ALLPAIRS & 1) && ap_lat > biggest) biggest = ap_lat;
     if ((sel_tests >> T_ALLPAIRS & 1) && ap_bw > biggest) biggest = ap_bw;
@@ -210,7 +212,6 @@ int main(int argc, char **argv)
     mb_meta_add(run, "pingpong", meta);
     if (run->rank == 0) pp_report(run, &pl, window, cache_choice);
     pp_bufs_free(&c.bufs);
-    pp_place_free(&pl);
     free(c.p.req);
     MPI_Comm_free(&c.p.comm);
     return mb_finish(run);

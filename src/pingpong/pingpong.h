@@ -45,15 +45,14 @@ size_t pp_llc_bytes(void); /* the last-level cache size, or 32 MiB if unknown */
 void pp_bufs_alloc(struct pp_bufs *b, int cold, size_t cache_bytes, size_t size_max);
 void pp_bufs_free(struct pp_bufs *b);
 
-/* pairs.c: where ranks live (collective over comm) */
+/* pairs.c: which pairs to measure, from where ranks live (mb_nodes) */
 struct pp_place {
     int nprocs;
-    int *node;          /* node index of every rank (0 .. nnodes-1, in order of first rank) */
+    const int *node;    /* node index of every rank (the harness's mb_nodes.node_of) */
     int intra[2];       /* the first node-local pair, or -1 -1 */
     int inter[2];       /* rank 0 and the first rank on another node, or -1 -1 */
 };
-void pp_place_init(struct pp_place *pl, MPI_Comm comm);
-void pp_place_free(struct pp_place *pl);
+void pp_place_init(struct pp_place *pl, const struct mb_nodes *nodes, int nprocs);
 
 /* report.c: the OSU-shaped tables (rank 0) */
 void pp_report(const struct mb_run *run, const struct pp_place *pl, long window, int cold);

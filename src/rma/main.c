@@ -101,8 +101,8 @@ struct plan {
     int dry;              /* only count tests */
 };
 
-static void describe(struct mb_row *row, const struct rma *r, const char *op, int kind, const char *method,
-                     const char *comm)
+static void describe(const struct mb_run *run, struct mb_row *row, const struct rma *r, const char *op, int kind,
+                     const char *method, const char *comm)
 {
     char test[32];
     snprintf(test, sizeof test, "%s-%s", op, kind_name[kind]);
@@ -111,6 +111,8 @@ static void describe(struct mb_row *row, const struct rma *r, const char *op, in
     row->threads = 1;
     row->bytes = (long long)r->bytes;
     row->sent_bytes = (double)r->nops * (double)r->bytes;
+    mb_param_opt(run, row, "pairs");
+    if (kind == 1) mb_param_opt(run, row, "epoch-ops");
 }
 
 static void reference(struct plan *p, int kind)
@@ -121,9 +123,10 @@ static void reference(struct plan *p, int kind)
         return;
     }
     struct mb_row row;
-    describe(&row, r, r->op->name, kind, "sendrecv", "p2p");
+    describe(p->run, &row, r, r->op->name, kind, "sendrecv", "p2p");
     mb_begin(p->run, &row);
-    struct mb_kernel k = {.state = r, .comm = r->comm, .fill = rma_sendrecv_fill, .check = rma_sendrecv_check};
+    struct mb_kernel k = {.state = r, .comm = r->comm, .fill = rma_sendrecv_fill, .check = rma_sendrecv_check,
+                          .idle = r->role == ROLE_IDLE};
     if (kind == 0)
         k.run_timed = rma_sendrecv_latency;
     else
@@ -141,7 +144,7 @@ static void rma_test(struct plan *p, int kind, const struct rma_win *w, const st
     }
     struct mb_row row;
     char why[MPI_MAX_ERROR_STRING + 64];
-    describe(&row, r, r->op->name, kind, s->name, w->wf->name);
+    describe(p->run, &row, r, r->op->name, kind, s->name, w->wf->name);
     mb_begin(p->run, &row);
     r->w = *w;
     r->sync = s;
@@ -158,7 +161,8 @@ static void rma_test(struct plan *p, int kind, const struct rma_win *w, const st
             mb_na(p->run, &row, "%s", why);
         } else {
             struct mb_kernel k = {
-                .state = r, .comm = r->comm, .run_timed = rma_run_timed, .fill = rma_fill, .check = rma_check};
+                .state = r, .comm = r->comm, .run_timed = rma_run_timed, .fill = rma_fill, .check = rma_check,
+                .idle = r->role == ROLE_IDLE};
             mb_measure(p->run, &k, &row);
             if (agree_error(r, why, sizeof why)) mb_na(p->run, &row, "failed while timed: %s", why);
         }
@@ -241,8 +245,6 @@ int main(int argc, char **argv)
         mb_usage_error(run, "needs at least 2 processes (an origin and a target), got %d", run->nprocs);
 
     struct rma r = {.rank = run->rank, .nprocs = run->nprocs, .nslots = (int)epoch_ops};
-    const char *fault = getenv("MPIMB_RMA_FAULT");
-    r.fault = fault && !strcmp(fault, "1");
     MPI_Comm_dup(MPI_COMM_WORLD, &r.comm);
     MPI_Comm_set_errhandler(r.comm, MPI_ERRORS_RETURN);
     r.region = (size_t)epoch_ops * smax;

@@ -155,15 +155,11 @@ static void fill(struct rma *r, long it)
     uint32_t me = (uint32_t)r->rank, t = (uint32_t)r->target, i = (uint32_t)it;
     if (r->role == ROLE_ORIGIN) {
         gen(et, r->src, nel, me, otag(r), i);
-        if (r->fault && P[op_index(r)].eff != T_KEEP) r->src[0] ^= 1; /* test hook: a wrong byte is sent */
         junk(et, r->res, nel, t, ttag(r, r->oidx), i);
         if (P[op_index(r)].compare) gen(et, r->cmp, nel, t, ttag(r, r->oidx), i);
     } else if (r->role == ROLE_TARGET) {
         local_access(r, 1);
-        for (int k = 0; k < r->norigins; k++) {
-            gen(et, region(r, k), nel, t, ttag(r, k), i);
-            if (r->fault && P[op_index(r)].eff == T_KEEP) region(r, k)[0] ^= 1; /* test hook: a wrong byte is read */
-        }
+        for (int k = 0; k < r->norigins; k++) gen(et, region(r, k), nel, t, ttag(r, k), i);
         local_access(r, 0);
     }
 }

@@ -44,7 +44,6 @@ struct rma {
     const struct rma_sync *sync;
     size_t bytes; /* per operation */
     int nops;     /* per epoch: 1 (latency) or nslots (bw) */
-    int fault;    /* test hook (MPIMB_RMA_FAULT=1): --verify must catch a corrupted byte */
     int err;      /* first MPI error code seen by the origin/target in this test */
 };
 

@@ -52,7 +52,7 @@ static void coll_fill(void *state, long it)
     struct coll *c = state;
     for (int t = 0; t < c->T; t++)
         for (int j = 0; j < c->count; j++) {
-            c->sbuf[t][j] = value(c->rank, t, it + thr_corrupt(T_COLL_MT, c->rank), j);
+            c->sbuf[t][j] = value(c->rank, t, it, j);
             c->rbuf[t][j] = c->op == BCAST && c->rank == 0 ? c->sbuf[t][j] : -1;
         }
 }
@@ -96,6 +96,7 @@ void thr_coll(struct thr *th)
         snprintf(row.comm, sizeof row.comm, "per-thread");
         row.bytes = (long long)c.count * 8;
         row.threads = c.T;
+        mb_param_opt(run, &row, "bind");
         mb_begin(run, &row);
         char why[160];
         if (c.concurrent && c.T > 1 && thr_level_short(th, MPI_THREAD_MULTIPLE, why, sizeof why)) {

@@ -2,6 +2,7 @@
  * tests in order, thread placement in the metadata, the stdout tables. */
 #include "threads.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,34 +69,21 @@ static const struct mb_program program = {
     .validate = validate,
 };
 
-const char *thr_level_name(int l)
+/* "MPI_THREAD_MULTIPLE" from the results' name of the level */
+static const char *level_macro(int l, char *buf, size_t len)
 {
-    return l == MPI_THREAD_SINGLE ? "single" : l == MPI_THREAD_FUNNELED ? "funneled"
-           : l == MPI_THREAD_SERIALIZED ? "serialized" : "multiple";
-}
-
-static const char *level_macro(int l)
-{
-    return l == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" : l == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
-           : l == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED" : "MPI_THREAD_MULTIPLE";
+    int n = snprintf(buf, len, "MPI_THREAD_%s", mb_thread_level_name(l));
+    for (int i = 11; i < n && (size_t)i < len; i++) buf[i] = (char)toupper((unsigned char)buf[i]);
+    return buf;
 }
 
 const char *thr_level_short(const struct thr *c, int need, char *buf, size_t len)
 {
     if (c->run->thread_level >= need) return NULL;
-    snprintf(buf, len, "needs %s, library provided %s", level_macro(need), thr_level_name(c->run->thread_level));
+    char macro[32];
+    snprintf(buf, len, "needs %s, library provided %s", level_macro(need, macro, sizeof macro),
+             mb_thread_level_name(c->run->thread_level));
     return buf;
-}
-
-static int corrupt_test = -1;
-
-uint32_t thr_corrupt(int test, int rank) { return test == corrupt_test && rank == 0; }
-
-static void read_corrupt(void)
-{
-    const char *e = getenv("MPIMB_THREADS_CORRUPT");
-    for (int i = 0; e && i < NTESTS; i++)
-        if (!strcmp(e, thr_test_names[i])) corrupt_test = i;
 }
 
 void thr_pair(const struct mb_run *run, int *role, int *partner)
@@ -103,26 +91,6 @@ void thr_pair(const struct mb_run *run, int *role, int *partner)
     int half = run->nprocs / 2;
     *role = run->rank == 0 ? 0 : run->rank == half ? 1 : -1;
     *partner = *role == 0 ? half : *role == 1 ? 0 : -1;
-}
-
-/* Node-local rank (so that --bind spreads the threads of co-located ranks)
- * and whether world ranks 0 and N/2 (the pair) share a node. */
-static int local_rank(MPI_Comm world, int *pair_same_node)
-{
-    MPI_Comm node;
-    int r, n, wr, leader;
-    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &r);
-    MPI_Comm_rank(world, &wr);
-    MPI_Comm_size(world, &n);
-    leader = wr;
-    MPI_Bcast(&leader, 1, MPI_INT, 0, node); /* the node's first world rank names it */
-    int *ids = malloc((size_t)n * sizeof *ids);
-    MPI_Allgather(&leader, 1, MPI_INT, ids, 1, MPI_INT, world);
-    *pair_same_node = ids[0] == ids[n / 2];
-    free(ids);
-    MPI_Comm_free(&node);
-    return r;
 }
 
 /* Every rank's thread placement, gathered to rank 0, into the metadata. */
@@ -156,7 +124,6 @@ static void placement_meta(struct thr *c)
 int main(int argc, char **argv)
 {
     struct mb_run *run = mb_init(&argc, &argv, &program);
-    read_corrupt();
     struct thr c = {.run = run, .T = (int)nthreads, .short_size = short_size, .window = window,
                     .compute_us = compute_us};
     c.long_size = long_size ? long_size : run->opts.quick ? 64 * 1024 : 1024 * 1024;
@@ -166,7 +133,8 @@ int main(int argc, char **argv)
     c.pair_comms = (sel_pairing >> 1) & 1;
 
     /* at least two threads: short-long and overlap use a second one */
-    int same_node, lrank = local_rank(run->world, &same_node);
+    /* threads of co-located ranks spread over the node (--bind); is the pair 0, N/2 on one node? */
+    int lrank = run->nodes.local_rank, same_node = run->nodes.node_of[0] == run->nodes.node_of[run->nprocs / 2];
     c.team = mb_team_create(c.T > 2 ? c.T : 2, bind, lrank * (c.T > 2 ? c.T : 2));
     MPI_Comm_dup(run->world, &c.shared);
     MPI_Comm_dup(run->world, &c.longcomm);
@@ -187,7 +155,7 @@ int main(int argc, char **argv)
     snprintf(meta, sizeof meta,
              "{\"requested_level\": \"%s\", \"provided_level\": \"%s\", \"threads\": %d, \"short_size\": %zu, "
              "\"long_size\": %zu, \"window\": %ld, \"compute_us\": %g, \"pair\": [0, %d], \"pair_same_node\": %s}",
-             thr_level_name(level), thr_level_name(run->thread_level), c.T, c.short_size, c.long_size, c.window,
+             mb_thread_level_name(level), mb_thread_level_name(run->thread_level), c.T, c.short_size, c.long_size, c.window,
              c.compute_us, run->nprocs / 2, same_node ? "true" : "false");
     mb_meta_add(run, "threads", meta);
     if (run->rank == 0) thr_report(&c);

@@ -102,7 +102,7 @@ static void ov_fill(void *state, long it)
 {
     struct ov *o = state;
     if (o->role < 0) return;
-    mb_pattern_fill_bytes(o->sbuf, o->bytes, (uint32_t)o->me, 0, (uint32_t)it + thr_corrupt(T_OVERLAP, o->me));
+    mb_pattern_fill_bytes(o->sbuf, o->bytes, (uint32_t)o->me, 0, (uint32_t)it);
     memset(o->rbuf, 0, o->bytes);
 }
 
@@ -153,6 +153,8 @@ void thr_overlap(struct thr *c)
         snprintf(row.comm, sizeof row.comm, "world");
         row.bytes = (long long)o.bytes;
         row.threads = m >= M_THREAD_TEST ? 2 : 1;
+        mb_param_opt(run, &row, "bind");
+        mb_param_opt(run, &row, "compute-us");
         row.sent_bytes = m == M_COMPUTE ? 0 : (double)o.bytes;
         mb_begin(run, &row);
         char why[160];

@@ -17,7 +17,6 @@ enum kind { LAT, BW };
 
 struct p2p {
     enum kind kind;
-    int test; /* T_* (for thr_corrupt) */
     int role, partner, me, nthr, nbuf; /* nthr threads run; nbuf have buffers */
     size_t bytes;
     long window;
@@ -133,7 +132,7 @@ static void p2p_fill(void *state, long it)
     if (p->role < 0) return;
     for (int t = 0; t < p->nbuf; t++) {
         mb_pattern_fill_bytes(p->sbuf[t], p->bytes, (uint32_t)p->me, (uint32_t)t,
-                              (uint32_t)it + thr_corrupt(p->test, p->me));
+                              (uint32_t)it);
         memset(p->rbuf[t], 0, p->bytes);
     }
 }
@@ -156,7 +155,7 @@ static int p2p_check(void *state, long it, char *msg, size_t len)
 static void measure(struct thr *c, struct p2p *p, struct mb_row *row)
 {
     p->team = c->team;
-    struct mb_kernel k = {.state = p, .comm = c->run->world, .run_timed = p2p_timed, .fill = p2p_fill,
+    struct mb_kernel k = {.state = p, .comm = c->run->world, .run_timed = p2p_timed, .fill = p2p_fill, .idle = p->role < 0,
                           .check = p2p_check};
     mb_measure(c->run, &k, row);
 }
@@ -171,16 +170,18 @@ void thr_overhead(struct thr *c, int bw)
     size_t lo = bw ? c->long_size : run->opts.size_min, hi = bw ? c->long_size : run->opts.size_max;
     for (size_t b = lo; b <= hi; b = mb_next_size(b)) {
         struct mb_row row;
-        mb_row_init(&row, bw ? "overhead-bw" : "overhead-latency", thr_level_name(run->thread_level_req));
+        mb_row_init(&row, bw ? "overhead-bw" : "overhead-latency", mb_thread_level_name(run->thread_level_req));
         snprintf(row.comm, sizeof row.comm, "shared");
         row.bytes = (long long)b;
         row.threads = 1;
+        mb_param_opt(run, &row, "bind");
+        if (bw) mb_param_opt(run, &row, "window");
         row.sent_bytes = bw ? (double)b * (double)c->window : 0;
         mb_begin(run, &row);
         if (run->nprocs < 2) {
             mb_na(run, &row, "needs at least 2 ranks");
         } else {
-            struct p2p p = {.kind = bw ? BW : LAT, .test = bw ? T_OVH_BW : T_OVH_LAT, .me = run->rank, .bytes = b, .window = c->window};
+            struct p2p p = {.kind = bw ? BW : LAT, .me = run->rank, .bytes = b, .window = c->window};
             thr_pair(run, &p.role, &p.partner);
             p2p_alloc(&p, 1);
             p.comm[0] = c->shared;
@@ -205,6 +206,8 @@ static void mt_one(struct thr *c, int test, int variant, size_t b)
     snprintf(row.comm, sizeof row.comm, "%s", variant == 1 ? "per-thread" : "shared");
     row.bytes = (long long)b;
     row.threads = T;
+    mb_param_opt(run, &row, "bind");
+    if (test != T_LAT_MT) mb_param_opt(run, &row, "window");
     int nthr = procs ? 1 : T;
     row.sent_bytes = test == T_LAT_MT ? 0 : (double)b * (double)c->window * nthr;
     mb_begin(run, &row);
@@ -216,7 +219,7 @@ static void mt_one(struct thr *c, int test, int variant, size_t b)
     else if (!procs && T > 1 && thr_level_short(c, MPI_THREAD_MULTIPLE, why, sizeof why))
         mb_na(run, &row, "%s", why);
     else {
-        struct p2p p = {.kind = test == T_LAT_MT ? LAT : BW, .test = test, .me = run->rank, .bytes = b, .window = c->window};
+        struct p2p p = {.kind = test == T_LAT_MT ? LAT : BW, .me = run->rank, .bytes = b, .window = c->window};
         if (procs) {
             int half = run->nprocs / 2, r = run->rank;
             p.role = r < T ? 0 : r >= half && r < half + T ? 1 : -1;
@@ -310,6 +313,8 @@ void thr_short_long(struct thr *c)
         snprintf(row.comm, sizeof row.comm, "shared");
         row.bytes = (long long)c->short_size;
         row.threads = with ? 2 : 1;
+        mb_param_opt(run, &row, "bind");
+        mb_param(&row, "long-size", "%zu", c->long_size);
         mb_begin(run, &row);
         char why[160];
         if (run->nprocs < 2)
@@ -317,7 +322,7 @@ void thr_short_long(struct thr *c)
         else if (with && thr_level_short(c, MPI_THREAD_MULTIPLE, why, sizeof why))
             mb_na(run, &row, "%s", why);
         else {
-            struct p2p p = {.kind = LAT, .test = T_SHORT_LONG, .me = run->rank, .bytes = c->short_size, .window = 1, .longcomm = c->longcomm,
+            struct p2p p = {.kind = LAT, .me = run->rank, .bytes = c->short_size, .window = 1, .longcomm = c->longcomm,
                             .lbytes = c->long_size, .team = c->team};
             thr_pair(run, &p.role, &p.partner);
             p2p_alloc(&p, 1);

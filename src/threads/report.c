@@ -111,7 +111,7 @@ void thr_report(const struct thr *c)
         row[3] = strdup(unit(r->test));
     }
     snprintf(title, sizeof title, "single-threaded ping-pong, requested %s, provided %s (%s; compare levels with "
-             "scripts/thread-overhead)", thr_level_name(run->thread_level_req), thr_level_name(run->thread_level),
+             "scripts/thread-overhead)", mb_thread_level_name(run->thread_level_req), mb_thread_level_name(run->thread_level),
              mb_stat_name(run->opts.stat));
     tab_print(&t, title);
 

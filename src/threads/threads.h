@@ -31,10 +31,6 @@ struct thr {
 
 /* The reason a test needing `need` cannot run at the provided level, or NULL. */
 const char *thr_level_short(const struct thr *c, int need, char *buf, size_t len);
-const char *thr_level_name(int level);
-/* Self-test of --verify: the test named by MPIMB_THREADS_CORRUPT has rank 0
- * send the pattern of the wrong iteration; 0 for every other test. */
-uint32_t thr_corrupt(int test, int rank);
 /* The pair of the two-party tests: rank 0 (role 0) and rank N/2 (role 1);
  * every other rank gets role -1. */
 void thr_pair(const struct mb_run *run, int *role, int *partner);

@@ -166,7 +166,7 @@ def test_mixed_schema_versions_refused(tmp_path: Path, capsys: pytest.CaptureFix
     unknown_schema(csv_b)
     r = cli("table", str(tmp_path), capsys=capsys)
     assert r.rc == 1 and r.err.count("\n") == 1
-    assert "b/run.json: schema_version 99 is newer than this mpimb-report understands (1)" in r.err
+    assert "b/run.json: schema_version 99 is newer than this mpimb-report understands (2)" in r.err
 
 
 def test_directory_without_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,57 @@
+/* --raw FILE: every repetition's time on every rank, one line each, for
+ * distribution plots.  Long format; (run_id, row) joins a line to its CSV
+ * row (row = the 1-based data row of the CSV).  The columns are defined in
+ * analysis/mpimb/schema/raw.schema.json. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const raw_columns = "run_id,row,test,method,comm,bytes,rep,rank,seconds";
+
+int mb_raw_open(struct mb_run *run, char *err, size_t len)
+{
+    if (!run->opts.raw) return 0;
+    run->raw = fopen(run->opts.raw, "w");
+    if (!run->raw || fprintf(run->raw, "%s\n", raw_columns) < 0 || fflush(run->raw)) {
+        snprintf(err, len, "cannot write '%s': %s", run->opts.raw, strerror(errno));
+        if (run->raw) fclose(run->raw);
+        run->raw = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Each rank sends [world rank, idle, n samples] to the rank of comm that
+ * is world rank 0, which writes the lines of the ranks that took part. */
+void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, const double *mine, long n)
+{
+    if (!run->opts.raw) return;
+    int size, me, root, mine_if_writer;
+    MPI_Comm_size(k->comm, &size);
+    MPI_Comm_rank(k->comm, &me);
+    mine_if_writer = run->rank == 0 ? me : -1;
+    MPI_Allreduce(&mine_if_writer, &root, 1, MPI_INT, MPI_MAX, k->comm);
+    if (root < 0) return; /* world rank 0 is not in comm: nobody to write */
+    size_t w = (size_t)n + 2;
+    double *rec = malloc(w * sizeof *rec), *all = NULL;
+    rec[0] = run->rank;
+    rec[1] = k->idle;
+    memcpy(rec + 2, mine, (size_t)n * sizeof *rec);
+    if (me == root) all = malloc((size_t)size * w * sizeof *all);
+    MPI_Gather(rec, (int)w, MPI_DOUBLE, all, (int)w, MPI_DOUBLE, root, k->comm);
+    if (me == root && run->raw) {
+        char bytes[32] = "";
+        if (row->bytes >= 0) snprintf(bytes, sizeof bytes, "%lld", row->bytes);
+        for (int r = 0; r < size; r++) {
+            const double *x = all + (size_t)r * w;
+            for (long i = 0; i < n && !x[1]; i++)
+                fprintf(run->raw, "%s,%d,%s,%s,%s,%s,%ld,%d,%.9g\n", run->run_id, run->nrows + 1, row->test,
+                        row->method, row->comm, bytes, i, (int)x[0], x[2 + i]);
+        }
+        fflush(run->raw);
+    }
+    free(rec);
+    free(all);
+}
