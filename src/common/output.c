@@ -104,6 +104,59 @@ void mb_fmt_value(char *buf, size_t len, double v)
         snprintf(buf, len, "%.3g", v);
 }
 
+/* Tables wider than this wrap into blocks of columns, each repeating the
+ * row labels (column 0), so that no line is longer than a terminal's. */
+enum { MB_TABLE_WIDTH = 120 };
+
+/* One block: columns [c0, c1) after column 0.  A group that began before c0
+ * gets its label again, marked as continued. */
+static void print_block(FILE *f, int nrows, int ncols, char **cells, const char *const *groups, const int *w, int c0,
+                        int c1)
+{
+    int cols[256], n = 0;
+    cols[n++] = 0;
+    for (int c = c0; c < c1 && n < 256; c++) cols[n++] = c;
+    int total = 0;
+    for (int i = 0; i < n; i++) total += w[cols[i]] + (i ? 2 : 0);
+    if (groups) { /* each group label starts above its group's first column */
+        char *line = malloc((size_t)total + 1);
+        memset(line, ' ', (size_t)total);
+        line[total] = 0;
+        int start[256], at = w[0];
+        for (int i = 1; i < n; i++) start[i] = at += 2, at += w[cols[i]];
+        for (int i = 1; i < n; i++) {
+            const char *g = groups[cols[i]];
+            char buf[128];
+            if (!g && i == 1) /* the block starts inside a group: name it again */
+                for (int c = cols[i] - 1; c >= 1 && !g; c--) g = groups[c];
+            if (!g) continue;
+            int room = total - start[i]; /* up to the next label in this block */
+            for (int j = i + 1; j < n; j++)
+                if (groups[cols[j]]) {
+                    room = start[j] - 2 - start[i];
+                    break;
+                }
+            if (!groups[cols[i]] && snprintf(buf, sizeof buf, "%s (cont.)", g) <= room) g = buf;
+            int len = (int)strlen(g) < room ? (int)strlen(g) : room;
+            if (len > 0) memcpy(line + start[i], g, (size_t)len);
+        }
+        for (int e = total - 1; e >= 0 && line[e] == ' '; e--) line[e] = 0;
+        fprintf(f, "%s\n", line);
+        free(line);
+    }
+    for (int r = 0; r < nrows; r++) {
+        for (int i = 0; i < n; i++) {
+            const char *s = cells[r * ncols + cols[i]];
+            fprintf(f, i ? "  %*s" : "%-*s", w[cols[i]], s ? s : "");
+        }
+        fputc('\n', f);
+        if (r == 0) {
+            for (int i = 0; i < total; i++) fputc('-', f);
+            fputc('\n', f);
+        }
+    }
+}
+
 void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *const *groups)
 {
     int *w = calloc((size_t)ncols, sizeof *w);
@@ -113,34 +166,14 @@ void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *con
             int l = s ? (int)strlen(s) : 0;
             if (l > w[c]) w[c] = l;
         }
-    if (groups) { /* each group label starts above its group's first column */
-        int total = 0, *start = calloc((size_t)ncols, sizeof *start);
-        for (int c = 0; c < ncols; c++) {
-            start[c] = total + (c ? 2 : 0);
-            total = start[c] + w[c];
-        }
-        char *line = malloc((size_t)total + 64);
-        memset(line, ' ', (size_t)total + 63);
-        line[total + 63] = 0;
-        for (int c = 0; c < ncols; c++)
-            if (groups[c]) memcpy(line + start[c], groups[c], strlen(groups[c]));
-        for (int e = total + 62; e >= 0 && line[e] == ' '; e--) line[e] = 0;
-        fprintf(f, "%s\n", line);
-        free(line);
-        free(start);
-    }
-    for (int r = 0; r < nrows; r++) {
-        for (int c = 0; c < ncols; c++) {
-            const char *s = cells[r * ncols + c];
-            fprintf(f, c ? "  %*s" : "%-*s", w[c], s ? s : "");
-        }
-        fputc('\n', f);
-        if (r == 0) {
-            int total = 0;
-            for (int c = 0; c < ncols; c++) total += w[c] + (c ? 2 : 0);
-            for (int i = 0; i < total; i++) fputc('-', f);
-            fputc('\n', f);
-        }
+    /* a group label wider than its first column still has to fit the line */
+    for (int c0 = 1; c0 < ncols || c0 == 1;) {
+        int used = w[0], c1 = c0;
+        while (c1 < ncols && (c1 == c0 || used + 2 + w[c1] <= MB_TABLE_WIDTH)) used += 2 + w[c1++];
+        if (c0 > 1) fputc('\n', f);
+        print_block(f, nrows, ncols, cells, groups, w, c0, c1);
+        if (c1 >= ncols) break;
+        c0 = c1;
     }
     free(w);
 }
