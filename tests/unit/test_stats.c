@@ -52,5 +52,17 @@ int main(void)
     CHECK(near(mb_stat_value(&o, &s), 50.5));
     o.stat = MB_STAT_MEDIAN;
     CHECK(near(mb_stat_value(&o, &s), 50.5));
+    /* percentiles interpolate linearly between order statistics (numpy's default):
+     * 1..100: p90 at 0-based 89.1 -> 90.1, p99 at 98.01 -> 99.01 */
+    double hundred[100];
+    for (int i = 0; i < 100; i++) hundred[i] = 100 - i;
+    mb_stats_compute(hundred, 100, &s);
+    CHECK(near(s.p90, 90.1) && near(s.p99, 99.01));
+    CHECK(s.rank_min < 0 && s.rank_mean < 0); /* over ranks: filled by the timing loop, not here */
+    double three[] = {1, 2, 3}; /* h = 1.8 -> 2.8; h = 1.98 -> 2.98 */
+    mb_stats_compute(three, 3, &s);
+    CHECK(near(s.p90, 2.8) && near(s.p99, 2.98));
+    mb_stats_compute(one, 1, &s);
+    CHECK(s.p90 == 3 && s.p99 == 3);
     return CHECK_DONE();
 }
