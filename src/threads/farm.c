@@ -405,7 +405,7 @@ void thr_master_worker(struct thr *c)
         int W = c->nworkers ? c->workers[i] : 1;
         f.W = W;
         MPI_Comm_split(c->shared, run->rank <= W && run->nprocs > 1 ? 0 : MPI_UNDEFINED, run->rank, &f.comm);
-        if (run->rank == 0 && (double)(W - 1) * (double)f.cap <= INT_MAX)
+        if (run->rank == 0 && W <= maxW && (double)(W - 1) * (double)f.cap <= INT_MAX)
             for (int w = 0; w <= W; w++) f.displs[w] = w ? (w - 1) * (int)f.cap : 0;
         for (int m = 0; m < MW_NMETH; m++) {
             struct mb_row row;
@@ -444,7 +444,7 @@ void thr_master_worker(struct thr *c)
                         thr_append(&js, &jn, "null");
                     else
                         thr_append(&js, &jn, "%.1f", 100 * probe / c->last_wall);
-                    thr_append(&js, &jn, ", \"result_ratio\": %.4f}", out / in);
+                    thr_append(&js, &jn, ", \"result_ratio\": %.6g}", out / in);
                 }
             }
             mb_end(run, &row);
