@@ -103,7 +103,9 @@ static int work(struct farm *f, const unsigned char *blk, unsigned char *out)
 
 /* ------------------------------------------------------------ master */
 
-static void probe_recv(struct farm *f, int t, int src, int tag)
+/* Master thread t: the next result from src with tag (any: MPI_ANY_*) into
+ * its block's place, its size found with MPI_Probe; returns its sender. */
+static int probe_recv(struct farm *f, int t, int src, int tag)
 {
     MPI_Status st;
     double p0 = mb_team_now();
@@ -113,6 +115,7 @@ static void probe_recv(struct farm *f, int t, int src, int tag)
     MPI_Get_count(&st, MPI_BYTE, &n);
     MPI_Recv(f->out + (size_t)b * f->cap, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, f->comm, MPI_STATUS_IGNORE);
     f->outlen[b] = n;
+    return st.MPI_SOURCE;
 }
 
 static void send_block(struct farm *f, int b, int w)
@@ -163,16 +166,9 @@ static void master_overlap(struct farm *f)
     for (int round = 0; round < 2; round++)
         for (int w = 1; w <= f->W; w++) feed(f, w, &outstanding);
     while (outstanding > 0) {
-        MPI_Status st;
-        double p0 = mb_team_now();
-        MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, f->comm, &st);
-        f->probe[0] += mb_team_now() - p0;
-        int n, b = st.MPI_TAG - 1;
-        MPI_Get_count(&st, MPI_BYTE, &n);
-        MPI_Recv(f->out + (size_t)b * f->cap, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, f->comm, MPI_STATUS_IGNORE);
-        f->outlen[b] = n;
+        int w = probe_recv(f, 0, MPI_ANY_SOURCE, MPI_ANY_TAG);
         outstanding--;
-        feed(f, st.MPI_SOURCE, &outstanding);
+        feed(f, w, &outstanding);
     }
 }
 

@@ -20,8 +20,6 @@ static hwloc_topology_t load(const char *desc)
     return t;
 }
 
-/* Placement place of compute thread slot/nslots: expect PUs c (compute) and m (partner), or failure (c = -2) with
- * a reason containing reason. */
 static void expect(hwloc_topology_t t, int slot, int nslots, enum mb_place place, int c, int m, const char *reason)
 {
     int pu[2] = {99, 99};
@@ -38,56 +36,51 @@ static void expect(hwloc_topology_t t, int slot, int nslots, enum mb_place place
     }
 }
 
+/* Compute thread slot of nslots, placement place, on topology desc: expect PUs c (compute) and m (partner), or
+ * failure (c = -2) with a reason containing reason. */
+static const struct {
+    const char *desc;
+    int slot, nslots;
+    enum mb_place place;
+    int c, m;
+    const char *reason;
+} cases[] = {
+    /* one package, two cores with two hardware threads each: the SMT study's machine */
+    {"pack:1 core:2 pu:2", 0, 1, MB_PLACE_SAME_PU, 0, 0, NULL},
+    {"pack:1 core:2 pu:2", 0, 1, MB_PLACE_SMT_SIBLING, 0, 1, NULL},
+    {"pack:1 core:2 pu:2", 0, 1, MB_PLACE_OTHER_CORE, 0, 2, NULL},
+    {"pack:1 core:2 pu:2", 0, 1, MB_PLACE_UNBOUND, -1, -1, NULL},
+    /* both sides of the pair on this node: the second compute thread takes core 1 */
+    {"pack:1 core:2 pu:2", 1, 2, MB_PLACE_SAME_PU, 2, 2, NULL},
+    {"pack:1 core:2 pu:2", 1, 2, MB_PLACE_SMT_SIBLING, 2, 3, NULL},
+    {"pack:1 core:2 pu:2", 1, 2, MB_PLACE_OTHER_CORE, -2, 0,
+     "other-core needs 4 cores (2 per compute thread, 2 compute threads"},
+    /* two packages of two SMT cores: other-core of compute thread 1 of 2 is core 3 */
+    {"pack:2 core:2 pu:2", 0, 2, MB_PLACE_OTHER_CORE, 0, 4, NULL},
+    {"pack:2 core:2 pu:2", 1, 2, MB_PLACE_OTHER_CORE, 2, 6, NULL},
+    {"pack:2 core:2 pu:2", 1, 2, MB_PLACE_SMT_SIBLING, 2, 3, NULL},
+    /* this machine's shape: two cores, no SMT */
+    {"pack:1 core:2 pu:1", 0, 1, MB_PLACE_SMT_SIBLING, -2, 0, "no SMT: core 0 has one PU (P#0)"},
+    {"pack:1 core:2 pu:1", 1, 2, MB_PLACE_SMT_SIBLING, -2, 0, "no SMT: core 1 has one PU (P#1)"},
+    {"pack:1 core:2 pu:1", 0, 1, MB_PLACE_OTHER_CORE, 0, 1, NULL},
+    {"pack:1 core:2 pu:1", 1, 2, MB_PLACE_SAME_PU, 1, 1, NULL},
+    {"pack:1 core:2 pu:1", 0, 2, MB_PLACE_OTHER_CORE, -2, 0, "the node has 2"},
+    /* one core: nothing but same-pu and unbound */
+    {"core:1 pu:1", 0, 1, MB_PLACE_SAME_PU, 0, 0, NULL},
+    {"core:1 pu:1", 0, 1, MB_PLACE_OTHER_CORE, -2, 0,
+     "other-core needs 2 cores (2 per compute thread, 1 compute thread on"},
+    {"core:1 pu:1", 0, 2, MB_PLACE_SAME_PU, -2, 0, "same-pu needs 2 cores"},
+    /* four hardware threads per core: the sibling is the core's second PU */
+    {"core:2 pu:4", 1, 2, MB_PLACE_SMT_SIBLING, 4, 5, NULL},
+};
+
 int main(void)
 {
-    /* one package, two cores with two hardware threads each: the SMT study's machine */
-    hwloc_topology_t t = load("pack:1 core:2 pu:2");
-    CHECK(t != NULL);
-    if (t) {
-        expect(t, 0, 1, MB_PLACE_SAME_PU, 0, 0, NULL);
-        expect(t, 0, 1, MB_PLACE_SMT_SIBLING, 0, 1, NULL);
-        expect(t, 0, 1, MB_PLACE_OTHER_CORE, 0, 2, NULL);
-        expect(t, 0, 1, MB_PLACE_UNBOUND, -1, -1, NULL);
-        /* both sides of the pair on this node: the second compute thread takes core 1 */
-        expect(t, 1, 2, MB_PLACE_SAME_PU, 2, 2, NULL);
-        expect(t, 1, 2, MB_PLACE_SMT_SIBLING, 2, 3, NULL);
-        expect(t, 1, 2, MB_PLACE_OTHER_CORE, -2, 0, "other-core needs 4 cores (2 per compute thread, 2 compute threads");
-        hwloc_topology_destroy(t);
-    }
-    /* two packages of two SMT cores: other-core of compute thread 1 of 2 is core 3 */
-    t = load("pack:2 core:2 pu:2");
-    CHECK(t != NULL);
-    if (t) {
-        expect(t, 0, 2, MB_PLACE_OTHER_CORE, 0, 4, NULL);
-        expect(t, 1, 2, MB_PLACE_OTHER_CORE, 2, 6, NULL);
-        expect(t, 1, 2, MB_PLACE_SMT_SIBLING, 2, 3, NULL);
-        hwloc_topology_destroy(t);
-    }
-    /* this machine's shape: two cores, no SMT */
-    t = load("pack:1 core:2 pu:1");
-    CHECK(t != NULL);
-    if (t) {
-        expect(t, 0, 1, MB_PLACE_SMT_SIBLING, -2, 0, "no SMT: core 0 has one PU (P#0)");
-        expect(t, 1, 2, MB_PLACE_SMT_SIBLING, -2, 0, "no SMT: core 1 has one PU (P#1)");
-        expect(t, 0, 1, MB_PLACE_OTHER_CORE, 0, 1, NULL);
-        expect(t, 1, 2, MB_PLACE_SAME_PU, 1, 1, NULL);
-        expect(t, 0, 2, MB_PLACE_OTHER_CORE, -2, 0, "the node has 2");
-        hwloc_topology_destroy(t);
-    }
-    /* one core: nothing but same-pu and unbound */
-    t = load("core:1 pu:1");
-    CHECK(t != NULL);
-    if (t) {
-        expect(t, 0, 1, MB_PLACE_SAME_PU, 0, 0, NULL);
-        expect(t, 0, 1, MB_PLACE_OTHER_CORE, -2, 0, "other-core needs 2 cores (2 per compute thread, 1 compute thread on");
-        expect(t, 0, 2, MB_PLACE_SAME_PU, -2, 0, "same-pu needs 2 cores");
-        hwloc_topology_destroy(t);
-    }
-    /* four hardware threads per core: the sibling is the core's second PU */
-    t = load("core:2 pu:4");
-    CHECK(t != NULL);
-    if (t) {
-        expect(t, 1, 2, MB_PLACE_SMT_SIBLING, 4, 5, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hwloc_topology_t t = load(cases[i].desc);
+        CHECK(t != NULL);
+        if (!t) continue;
+        expect(t, cases[i].slot, cases[i].nslots, cases[i].place, cases[i].c, cases[i].m, cases[i].reason);
         hwloc_topology_destroy(t);
     }
     return CHECK_DONE();
