@@ -123,6 +123,20 @@ def test_dispatch_limit_spin(tmp_path: Path) -> None:
     assert mw["work"] == "spin" and all(x["result_ratio"] == pytest.approx(8 / (1 << 20)) for x in mw["rows"])
 
 
+def test_master_worker_level_too_low(tmp_path: Path) -> None:
+    """--level serialized: what needs MPI_THREAD_MULTIPLE (comm-threads with 2 workers, worker-overlap) is n/a with
+    the reason; mpi-only and comm-threads with one worker (one master thread) run."""
+    run = run_mpi("openmpi", 3, "threads", "--tests", "master-worker", "--level", "serialized", "--quick", "--verify",
+                  "--blocks", "2", "--block-size", "4K", out=tmp_path / "l.csv", timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    why = "n/a: needs MPI_THREAD_MULTIPLE, library provided serialized"
+    got = {(r["method"], param(r, "workers")): r["stop_reason"] for r in check_schema(run, "threads", 3)}
+    assert got == {("mpi-only", "1"): got[("mpi-only", "1")], ("comm-threads", "1"): got[("comm-threads", "1")],
+                   ("worker-overlap", "1"): why, ("mpi-only", "2"): got[("mpi-only", "2")],
+                   ("comm-threads", "2"): why, ("worker-overlap", "2"): why}
+    assert all(got[k] in MEASURED for k in (("mpi-only", "1"), ("comm-threads", "1"), ("mpi-only", "2")))
+
+
 def test_placement(lib: str, tmp_path: Path) -> None:
     """overlap --placement (2 ranks): serial, comm-thread, spmd per placement, the table, the binding read back;
     what this machine cannot place is n/a with the reason."""
