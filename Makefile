@@ -83,6 +83,7 @@ $$(BINDIR)/$(1): $$(BUILD)/bin/$(1) FORCE
 endif
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rules,$(p))))
+$(BUILD)/bin/threads: LDLIBS += -lbz2  # master-worker compresses with libbz2
 FORCE:
 
 $(BUILD)/obj/common/meta.o: CFLAGS += $(BUILDINFO)

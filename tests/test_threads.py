@@ -23,6 +23,7 @@ TESTS = (
     "short-long",
     "overlap",
     "coll-mt",
+    "master-worker",
 )
 MT = ("latency-mt", "bw-mt", "msgrate-mt")
 LEVELS = ("single", "funneled", "serialized", "multiple")
@@ -40,6 +41,9 @@ def need(row: dict[str, str], threads: int) -> str | None:
         return "multiple"
     if t == "overlap" and m.startswith("comm-thread"):
         return "serialized"
+    if t == "master-worker" and m != "mpi-only":
+        one_worker = "workers=1" in row["params"].split(";")
+        return None if m == "comm-threads" and one_worker else "multiple"
     return None
 
 
@@ -96,6 +100,7 @@ def test_every_test(lib: str, tmp_path: Path) -> None:
         *["short-long"] * 2,
         *["overlap"] * 5,
         *["coll-mt"] * 4,
+        *["master-worker"] * 3,
     ]
     assert rows[0]["thread_level"] == "multiple"
     check_rows(rows, 2, 2)
@@ -215,8 +220,8 @@ def test_level_too_low_mpich(tmp_path: Path) -> None:
         == "n/a: needs MPI_THREAD_MULTIPLE, library provided funneled"
     ]
     assert (
-        len(na) == 2 * 3 + 1 + 2
-    )  # threads-* of 3 mt tests, with-long, 2 concurrent collectives
+        len(na) == 2 * 3 + 1 + 2 + 1
+    )  # threads-* of 3 mt tests, with-long, 2 concurrent collectives, worker-overlap
 
 
 def test_one_thread_single(tmp_path: Path) -> None:
@@ -244,6 +249,7 @@ def test_one_thread_single(tmp_path: Path) -> None:
         ("short-long", "with-long"),
         ("overlap", "comm-thread"),
         ("overlap", "comm-thread-wait"),
+        ("master-worker", "worker-overlap"),
     }
 
 

@@ -367,3 +367,4 @@ def build(df: pd.DataFrame, stat: str = "median") -> list[Table]:
             t.program = prog
         out += made
     return out
+from . import threads_tables as _studies  # noqa: F401  (registers threads' master-worker, placement tables)

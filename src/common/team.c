@@ -1,5 +1,7 @@
 /* A reusable team of threads: start barrier, per-thread result, end barrier,
- * optional hwloc pinning, placement report.  See team.h. */
+ * optional hwloc pinning, placement report, per-thread CPU time, and the
+ * placement of a communication thread relative to a compute thread.  See
+ * team.h. */
 #include "team.h"
 
 #include <hwloc.h>
@@ -32,12 +34,22 @@ struct mb_team {
     hwloc_bitmap_t procset; /* the process's binding when the team was made */
     int *pinned;            /* per thread: 1 if pinning worked */
     char (*cpuset)[PLACE], (*last)[PLACE];
+    double *cpu, wall;      /* per thread CPU seconds in jobs; thread 0's wall seconds of jobs */
+    int *ran;               /* per thread: jobs run since the last reset */
+    const int *want;        /* mb_team_pin's request, during its job */
 };
 
 double mb_team_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double mb_team_thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -77,7 +89,14 @@ static void where(struct mb_team *t, int tid)
 
 static void job(struct mb_team *t, int tid)
 {
-    t->result[tid] = tid < t->nactive ? t->fn(t->arg, tid, t->iters) : -1.0;
+    if (tid >= t->nactive) {
+        t->result[tid] = -1.0;
+        return;
+    }
+    double c0 = mb_team_thread_cpu();
+    t->result[tid] = t->fn(t->arg, tid, t->iters);
+    t->cpu[tid] += mb_team_thread_cpu() - c0;
+    t->ran[tid]++;
 }
 
 static void *loop(void *p)
@@ -105,6 +124,8 @@ struct mb_team *mb_team_create(int nthreads, int bind, int first)
     t->pinned = calloc((size_t)t->n, sizeof *t->pinned);
     t->cpuset = calloc((size_t)t->n, sizeof *t->cpuset);
     t->last = calloc((size_t)t->n, sizeof *t->last);
+    t->cpu = calloc((size_t)t->n, sizeof *t->cpu);
+    t->ran = calloc((size_t)t->n, sizeof *t->ran);
     if (hwloc_topology_init(&t->topo) == 0) {
         hwloc_topology_set_io_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_NONE);
         t->have_topo = hwloc_topology_load(t->topo) == 0;
@@ -135,13 +156,16 @@ double mb_team_run(struct mb_team *t, int nactive, mb_team_fn fn, void *arg, lon
     t->arg = arg;
     t->iters = iters;
     t->nactive = nactive > t->n ? t->n : nactive;
+    double w0 = mb_team_now();
     if (t->nactive <= 1) { /* the caller alone: the other threads stay asleep */
         job(t, 0);
+        t->wall += mb_team_now() - w0;
         return t->result[0] > 0 ? t->result[0] : 0;
     }
     pthread_barrier_wait(&t->start);
     job(t, 0);
     pthread_barrier_wait(&t->end);
+    t->wall += mb_team_now() - w0;
     double m = 0;
     for (int i = 0; i < t->nactive; i++)
         if (t->result[i] > m) m = t->result[i];
@@ -174,6 +198,89 @@ void mb_team_placement(struct mb_team *t, char *buf, size_t len)
 }
 
 const char *mb_team_cpuset(const struct mb_team *t, int i) { return t->cpuset[i]; }
+
+void mb_team_cpu_reset(struct mb_team *t)
+{
+    t->wall = 0;
+    for (int i = 0; i < t->n; i++) {
+        t->cpu[i] = 0;
+        t->ran[i] = 0;
+    }
+}
+
+double mb_team_cpu(const struct mb_team *t, double *cpu)
+{
+    for (int i = 0; i < t->n; i++) cpu[i] = t->ran[i] ? t->cpu[i] : -1;
+    return t->wall;
+}
+
+/* Thread tid: its own binding, as mb_team_pin asked, then read back. */
+static double pin_job(void *arg, int tid, long iters)
+{
+    (void)iters;
+    struct mb_team *t = arg;
+    if (!t->have_topo) return -1;
+    if (t->want[tid] >= 0) {
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        hwloc_bitmap_only(set, (unsigned)t->want[tid]);
+        t->pinned[tid] = hwloc_set_cpubind(t->topo, set, HWLOC_CPUBIND_THREAD) == 0;
+        hwloc_bitmap_free(set);
+    } else if (t->bind) {
+        pin(t, tid);
+    } else {
+        hwloc_set_cpubind(t->topo, t->procset, HWLOC_CPUBIND_THREAD);
+    }
+    where(t, tid);
+    return -1;
+}
+
+int mb_team_pin(struct mb_team *t, const int *pu)
+{
+    t->want = pu;
+    mb_team_run(t, t->n, pin_job, t, 0);
+    t->want = NULL;
+    int ok = t->have_topo;
+    for (int i = 0; i < t->n; i++)
+        if (pu[i] >= 0 && !t->pinned[i]) ok = 0;
+    return ok;
+}
+
+struct hwloc_topology *mb_team_topology(const struct mb_team *t) { return t->have_topo ? t->topo : NULL; }
+
+const char *const mb_place_names[MB_NPLACE] = {"same-pu", "smt-sibling", "other-core", "unbound"};
+
+static int first_pu(hwloc_topology_t topo, hwloc_obj_t core, unsigned k)
+{
+    hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU, k);
+    return pu ? (int)pu->os_index : -1;
+}
+
+int mb_place_pus(struct hwloc_topology *topo, int slot, int nslots, enum mb_place place, int pu[2], char *why,
+                 size_t len)
+{
+    pu[0] = pu[1] = -1;
+    if (place == MB_PLACE_UNBOUND) return 0;
+    /* no core objects (some virtual machines): every PU is its own core */
+    hwloc_obj_type_t type = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+    int ncores = hwloc_get_nbobjs_by_type(topo, type), per = place == MB_PLACE_OTHER_CORE ? 2 : 1;
+    if (slot < 0 || slot >= nslots || ncores < per * nslots) {
+        snprintf(why, len, "%s needs %d core%s (%d per compute thread, %d compute thread%s on this node), the node has %d",
+                 mb_place_names[place], per * nslots, per * nslots > 1 ? "s" : "", per, nslots, nslots > 1 ? "s" : "",
+                 ncores);
+        return -1;
+    }
+    hwloc_obj_t core = hwloc_get_obj_by_type(topo, type, (unsigned)slot);
+    int compute = first_pu(topo, core, 0), partner = compute;
+    if (place == MB_PLACE_SMT_SIBLING && (partner = first_pu(topo, core, 1)) < 0) {
+        snprintf(why, len, "no SMT: core %u has one PU (P#%d)", core->logical_index, compute);
+        return -1;
+    }
+    if (place == MB_PLACE_OTHER_CORE)
+        partner = first_pu(topo, hwloc_get_obj_by_type(topo, type, (unsigned)(nslots + slot)), 0);
+    pu[0] = compute;
+    pu[1] = partner;
+    return 0;
+}
 const char *mb_team_last_cpu(const struct mb_team *t, int i) { return t->last[i]; }
 
 void mb_team_destroy(struct mb_team *t)
@@ -191,5 +298,7 @@ void mb_team_destroy(struct mb_team *t)
     free(t->pinned);
     free(t->cpuset);
     free(t->last);
+    free(t->cpu);
+    free(t->ran);
     free(t);
 }

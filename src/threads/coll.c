@@ -104,7 +104,7 @@ void thr_coll(struct thr *th)
         } else {
             struct mb_kernel k = {.state = &c, .comm = run->world, .run_timed = coll_timed, .fill = coll_fill,
                                   .check = coll_check};
-            mb_measure(run, &k, &row);
+            thr_measure(th, th->team, &k, &row);
         }
         mb_end(run, &row);
     }

@@ -1,26 +1,31 @@
-/* threads — driver: options, the thread team, per-thread communicators, the
- * tests in order, thread placement in the metadata, the stdout tables. */
+/* threads — driver: options, the thread teams, per-thread communicators, the
+ * tests in order, thread placement and CPU time in the metadata, the stdout
+ * tables. */
 #include "threads.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *const thr_test_names[NTESTS] = {"overhead-latency", "overhead-bw", "latency-mt", "bw-mt",
-                                            "msgrate-mt",       "short-long",  "overlap",    "coll-mt"};
+const char *const thr_test_names[NTESTS] = {"overhead-latency", "overhead-bw", "latency-mt", "bw-mt", "msgrate-mt",
+                                            "short-long", "overlap", "coll-mt", "master-worker"};
 
-static int level_idx = 3, level = MPI_THREAD_MULTIPLE, bind;
-static long nthreads = 2, window = 64;
-static unsigned long sel_tests, sel_pairing;
-static size_t short_size = 8, long_size; /* 0: 1 MiB, 64 KiB with --quick */
-static double compute_us;
+enum { MAX_WORKERS = 1023 };
+static int level_idx = 3, level = MPI_THREAD_MULTIPLE, bind, work_idx;
+static long nthreads = 2, window = 64, blocks; /* blocks 0: 24, 6 with --quick */
+static unsigned long sel_tests, sel_pairing, sel_place;
+static size_t short_size = 8, long_size, block_size; /* 0: 1 MiB, 64 KiB with --quick */
+static double compute_us, work_us = -1; /* -1: not given */
+static const char *workers_arg;
+static int workers[MAX_WORKERS], nworkers;
 
 static const struct mb_option options[] = {
     {"level", 0, MB_OPT_CHOICE, &level_idx, 0, 0, "single,funneled,serialized,multiple",
      "thread level requested in MPI_Init_thread (multiple); the provided one is in the CSV"},
     {"threads", 't', MB_OPT_INT, &nthreads, 1, 1024, NULL, "threads per process T, and processes per side to compare (2)"},
     {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0,
-     "overhead-latency,overhead-bw,latency-mt,bw-mt,msgrate-mt,short-long,overlap,coll-mt", "tests to run (default: all)"},
+     "overhead-latency,overhead-bw,latency-mt,bw-mt,msgrate-mt,short-long,overlap,coll-mt,master-worker",
+     "tests to run (default: all)"},
     {"pairing", 0, MB_OPT_LIST, &sel_pairing, 0, 0, "tags,comms",
      "how threads of a pair are told apart: distinct tags on one communicator, or one communicator per thread "
      "(default: both)"},
@@ -32,15 +37,51 @@ static const struct mb_option options[] = {
     {"compute-us", 0, MB_OPT_DOUBLE, &compute_us, 0, 0, NULL,
      "overlap: microseconds of computation (0: as long as the exchange alone takes)"},
     {"bind", 0, MB_OPT_FLAG, &bind, 0, 0, NULL, "pin each thread to its own core of the process's binding (hwloc)"},
+    {"placement", 0, MB_OPT_LIST, &sel_place, 0, 0, "same-pu,smt-sibling,other-core,unbound",
+     "overlap: also run serial, comm-thread and spmd with the communication thread (spmd: the second process) at "
+     "each of these places relative to the compute thread (hwloc)"},
+    {"blocks", 0, MB_OPT_INT, &blocks, 1, 10000, NULL, "master-worker: blocks farmed out per iteration (24; 6 with --quick)"},
+    {"block-size", 0, MB_OPT_SIZE, &block_size, 1, 64 << 20, NULL, "master-worker: bytes per block (1M; 64K with --quick)"},
+    {"work", 0, MB_OPT_CHOICE, &work_idx, 0, 0, "bzip2,spin",
+     "master-worker: what a worker does with a block: compress it with libbz2, or spin for --work-us (bzip2)"},
+    {"work-us", 0, MB_OPT_DOUBLE, &work_us, 0, 0, NULL, "master-worker --work spin: microseconds per block (0)"},
+    {"workers", 0, MB_OPT_STRING, &workers_arg, 0, 0, NULL, "master-worker: worker counts, e.g. 1,2,4 (1 ... N-1)"},
     {0},
 };
 
 static const int levels[4] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
 
+/* "--workers 1,3,2" -> workers[] = {1, 2, 3}; NULL or the message. */
+static const char *parse_workers(void)
+{
+    static char msg[160];
+    nworkers = 0;
+    if (!workers_arg) return NULL;
+    char seen[MAX_WORKERS + 1] = {0};
+    for (const char *p = workers_arg; p;) {
+        const char *comma = strchr(p, ',');
+        char word[24];
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        long long v;
+        snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), p);
+        if (n >= sizeof word || mb_parse_long(word, 1, MAX_WORKERS, &v)) {
+            snprintf(msg, sizeof msg, "--workers must be a comma-separated list of worker counts from 1 to %d, got '%s'",
+                     MAX_WORKERS, workers_arg);
+            return msg;
+        }
+        seen[v] = 1;
+        p = comma ? comma + 1 : NULL;
+    }
+    for (int w = 1; w <= MAX_WORKERS; w++)
+        if (seen[w]) workers[nworkers++] = w;
+    return NULL;
+}
+
 static const char *validate(void)
 {
     level = levels[level_idx];
-    return NULL;
+    if (work_us >= 0 && work_idx != 1) return "--work-us needs --work spin";
+    return parse_workers();
 }
 
 static void list(void)
@@ -50,14 +91,16 @@ static void list(void)
     printf("\nmethods:\n  overhead-*: the requested level (single funneled serialized multiple)\n"
            "  latency-mt bw-mt msgrate-mt: threads-tags threads-comms processes\n"
            "  short-long: alone with-long\n"
-           "  overlap: comm-only compute-only plain comm-thread comm-thread-wait\n"
-           "  coll-mt: allreduce-concurrent allreduce-sequential bcast-concurrent bcast-sequential\n");
+           "  overlap: comm-only compute-only plain comm-thread comm-thread-wait; with --placement: serial "
+           "comm-thread spmd\n"
+           "  coll-mt: allreduce-concurrent allreduce-sequential bcast-concurrent bcast-sequential\n"
+           "  master-worker: mpi-only comm-threads worker-overlap\n");
 }
 
 static const struct mb_program program = {
     .name = "threads",
-    .summary = "multithreaded MPI: thread-level overhead, T threads vs T processes, short+long, overlap, "
-               "concurrent collectives",
+    .summary = "multithreaded MPI: thread-level overhead, T threads vs T processes, short+long, overlap (and where "
+               "the communication thread sits), concurrent collectives, master-worker farming",
     .options = options,
     .flags = MB_USES_SIZES,
     .size_min = 8,
@@ -131,6 +174,18 @@ int main(int argc, char **argv)
     if (!sel_pairing) sel_pairing = 3;
     c.pair_tags = sel_pairing & 1;
     c.pair_comms = (sel_pairing >> 1) & 1;
+    c.placement = sel_place;
+    c.blocks = blocks ? blocks : run->opts.quick ? 6 : 24;
+    c.block_size = block_size ? block_size : run->opts.quick ? 64 * 1024 : 1024 * 1024;
+    c.spin = work_idx == 1;
+    c.work_us = work_us > 0 ? work_us : 0;
+    if (!nworkers) /* default: 1 ... N-1 */
+        for (int w = 1; w < run->nprocs && w <= MAX_WORKERS; w++) workers[nworkers++] = w;
+    c.workers = workers;
+    c.nworkers = nworkers;
+    if ((sel_tests >> T_MASTER_WORKER & 1) && nworkers && workers[nworkers - 1] >= run->nprocs)
+        mb_usage_error(run, "--workers %d needs %d ranks (a master and %d workers), the job has %d",
+                       workers[nworkers - 1], workers[nworkers - 1] + 1, workers[nworkers - 1], run->nprocs);
 
     /* at least two threads: short-long and overlap use a second one */
     /* threads of co-located ranks spread over the node (--bind); is the pair 0, N/2 on one node? */
@@ -140,6 +195,12 @@ int main(int argc, char **argv)
     MPI_Comm_dup(run->world, &c.longcomm);
     c.percomm = malloc((size_t)c.T * sizeof *c.percomm);
     for (int t = 0; t < c.T; t++) MPI_Comm_dup(run->world, &c.percomm[t]);
+    /* master-worker comm-threads: the master's own team, one thread per worker */
+    if (run->rank == 0 && (sel_tests >> T_MASTER_WORKER & 1) && nworkers && workers[nworkers - 1] > 1)
+        c.mteam = mb_team_create(workers[nworkers - 1], bind, 0);
+    int slots = mb_team_size(c.team);
+    if (c.mteam && mb_team_size(c.mteam) > slots) slots = mb_team_size(c.mteam);
+    MPI_Allreduce(&slots, &c.cpu_slots, 1, MPI_INT, MPI_MAX, run->world);
 
     run->ntotal = thr_count_rows(&c, sel_tests);
     if (sel_tests >> T_OVH_LAT & 1) thr_overhead(&c, 0);
@@ -149,8 +210,10 @@ int main(int argc, char **argv)
     if (sel_tests >> T_SHORT_LONG & 1) thr_short_long(&c);
     if (sel_tests >> T_OVERLAP & 1) thr_overlap(&c);
     if (sel_tests >> T_COLL_MT & 1) thr_coll(&c);
+    if (sel_tests >> T_MASTER_WORKER & 1) thr_master_worker(&c);
 
     placement_meta(&c);
+    thr_cpu_meta(&c);
     char meta[640];
     snprintf(meta, sizeof meta,
              "{\"requested_level\": \"%s\", \"provided_level\": \"%s\", \"threads\": %d, \"short_size\": %zu, "
@@ -165,5 +228,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&c.shared);
     MPI_Comm_free(&c.longcomm);
     mb_team_destroy(c.team);
+    mb_team_destroy(c.mteam);
+    free(c.cpu_json);
     return mb_finish(run);
 }

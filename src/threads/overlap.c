@@ -8,33 +8,19 @@
  *                     an MPI_Testall loop while thread 0 computes
  *   comm-thread-wait  the same thread blocks in MPI_Waitall instead
  * overlap % = 100 * (comm-only + compute-only - method) / comm-only: the part
- * of the communication time hidden behind the computation. */
-#include "threads.h"
+ * of the communication time hidden behind the computation.  With
+ * --placement, the placement study follows (place.c). */
+#include "overlap.h"
 
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { M_COMM, M_COMPUTE, M_PLAIN, M_THREAD_TEST, M_THREAD_WAIT, NMETH };
 static const char *const names[NMETH] = {"comm-only", "compute-only", "plain", "comm-thread", "comm-thread-wait"};
-
-struct ov {
-    struct mb_team *team;
-    MPI_Comm comm;
-    int method, role, partner, me;
-    size_t bytes;
-    unsigned char *sbuf, *rbuf;
-    MPI_Request req[2];
-    MPI_Status st[2][2]; /* per thread (MPI_STATUSES_IGNORE upsets gcc's bounds checks) */
-    long work;          /* iterations of the computation */
-    double sink;        /* keeps the computation alive (thread 0 only) */
-    atomic_long go, done; /* thread 0 -> comm thread: start iteration; back: finished */
-};
 
 /* A dependent chain of multiply-adds: cannot be vectorised or skipped, and
  * (noinline, seeded by the previous result) cannot be hoisted out of a loop. */
-__attribute__((noinline)) static double compute(long n, double seed)
+__attribute__((noinline)) double thr_compute(long n, double seed)
 {
     double x = 1.0 + seed * 1e-30;
     for (long i = 0; i < n; i++) x = x * 0.999999 + 1e-6;
@@ -73,32 +59,38 @@ static double ov_thread(void *arg, int t, long iters)
             MPI_Waitall(2, o->req, o->st[t]);
             break;
         case M_COMPUTE:
-            o->sink += compute(o->work, o->sink);
+            o->sink += thr_compute(o->work, o->sink);
             break;
         case M_PLAIN:
             post(o);
-            o->sink += compute(o->work, o->sink);
+            o->sink += thr_compute(o->work, o->sink);
             MPI_Waitall(2, o->req, o->st[t]);
+            break;
+        case M_SERIAL:
+            post(o);
+            MPI_Waitall(2, o->req, o->st[t]);
+            o->sink += thr_compute(o->work, o->sink);
             break;
         default:
             atomic_store(&o->go, i);
-            o->sink += compute(o->work, o->sink);
+            o->sink += thr_compute(o->work, o->sink);
             while (atomic_load(&o->done) < i) sched_yield();
         }
     }
     return mb_team_now() - t0;
 }
 
-static double ov_timed(void *state, long iters)
+double thr_ov_timed(void *state, long iters)
 {
     struct ov *o = state;
     if (o->role < 0) return 0;
     atomic_store(&o->go, 0);
     atomic_store(&o->done, 0);
-    return mb_team_run(o->team, o->method >= M_THREAD_TEST ? 2 : 1, ov_thread, o, iters);
+    int two = o->method == M_THREAD_TEST || o->method == M_THREAD_WAIT;
+    return mb_team_run(o->team, two ? 2 : 1, ov_thread, o, iters);
 }
 
-static void ov_fill(void *state, long it)
+void thr_ov_fill(void *state, long it)
 {
     struct ov *o = state;
     if (o->role < 0) return;
@@ -106,7 +98,7 @@ static void ov_fill(void *state, long it)
     memset(o->rbuf, 0, o->bytes);
 }
 
-static int ov_check(void *state, long it, char *msg, size_t len)
+int thr_ov_check(void *state, long it, char *msg, size_t len)
 {
     struct ov *o = state;
     if (o->role < 0 || o->method == M_COMPUTE) return 0;
@@ -116,14 +108,13 @@ static int ov_check(void *state, long it, char *msg, size_t len)
     return 1;
 }
 
-/* Iterations of compute() per second, rank 0's figure for everybody. */
-static double compute_rate(MPI_Comm world)
+double thr_compute_rate(MPI_Comm world)
 {
     double rate = 0;
     long n = 1000;
     for (;;) {
         double t0 = mb_team_now();
-        volatile double x = compute(n, (double)n);
+        volatile double x = thr_compute(n, (double)n);
         (void)x;
         double t = mb_team_now() - t0;
         if (t > 2e-3 || n > (1l << 40)) {
@@ -145,7 +136,7 @@ void thr_overlap(struct thr *c)
         o.sbuf = mb_alloc(o.bytes);
         o.rbuf = mb_alloc(o.bytes);
     }
-    double rate = compute_rate(run->world), t[NMETH] = {0};
+    double rate = thr_compute_rate(run->world), t[NMETH] = {0};
     int ok[NMETH] = {0};
     for (int m = 0; m < NMETH; m++) {
         struct mb_row row;
@@ -168,9 +159,9 @@ void thr_overlap(struct thr *c)
                 o.work = (long)(us * 1e-6 * rate) + 1;
             }
             o.method = m;
-            struct mb_kernel k = {.state = &o, .comm = run->world, .run_timed = ov_timed, .fill = ov_fill,
-                                  .check = ov_check};
-            mb_measure(run, &k, &row);
+            struct mb_kernel k = {.state = &o, .comm = run->world, .run_timed = thr_ov_timed, .fill = thr_ov_fill,
+                                  .check = thr_ov_check, .idle = o.role < 0};
+            thr_measure(c, c->team, &k, &row);
             t[m] = mb_stat_value(&run->opts, &row.t);
             ok[m] = 1;
         }
@@ -200,6 +191,7 @@ void thr_overlap(struct thr *c)
              "{\"plain\": %s, \"comm-thread\": %s, \"comm-thread-wait\": %s}}",
              o.work, t[M_COMPUTE] * 1e6, mb_stat_name(run->opts.stat), v[0], v[1], v[2]);
     mb_meta_add(run, "overlap", meta);
+    if (c->placement) thr_placement(c, &o);
     free(o.sbuf);
     free(o.rbuf);
 }

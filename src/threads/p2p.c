@@ -157,7 +157,7 @@ static void measure(struct thr *c, struct p2p *p, struct mb_row *row)
     p->team = c->team;
     struct mb_kernel k = {.state = p, .comm = c->run->world, .run_timed = p2p_timed, .fill = p2p_fill, .idle = p->role < 0,
                           .check = p2p_check};
-    mb_measure(c->run, &k, row);
+    thr_measure(c, c->team, &k, row);
 }
 
 /* ------------------------------------------------------------ overhead-* */
@@ -333,8 +333,8 @@ void thr_short_long(struct thr *c)
                 p.lrbuf = mb_alloc(p.lbytes);
             }
             struct mb_kernel k = {.state = &p, .comm = run->world, .run_timed = sl_timed, .fill = sl_fill,
-                                  .check = sl_check};
-            mb_measure(run, &k, &row);
+                                  .check = sl_check, .idle = p.role < 0};
+            thr_measure(c, c->team, &k, &row);
             p2p_free(&p);
         }
         mb_end(run, &row);

@@ -1,6 +1,8 @@
 /* The stdout tables (rank 0), from the rows the run wrote, under --stat:
  * overhead at the requested level, threads vs processes side by side,
- * short-long slowdown, overlap %, concurrent vs sequential collectives. */
+ * short-long slowdown, overlap % and CPU %, concurrent vs sequential
+ * collectives; then the two studies' tables (report_study.c).  The table
+ * helpers shared with report_study.c live here. */
 #include "threads.h"
 
 #include <stdlib.h>
@@ -11,20 +13,27 @@ int thr_count_rows(const struct thr *c, unsigned long tests)
     const struct mb_opts *o = &c->run->opts;
     int nsizes = 0, nvar = c->pair_tags + c->pair_comms + 1;
     for (size_t b = o->size_min; b <= o->size_max; b = mb_next_size(b)) nsizes++;
-    static const int per[NTESTS] = {-1, 1, -2, -3, -3, 2, 5, 4};
+    static const int per[NTESTS] = {-1, 1, -2, -3, -3, 2, 5, 4, 0};
     int n = 0;
     for (int t = 0; t < NTESTS; t++) {
         if (!(tests >> t & 1)) continue;
         n += per[t] == -1 ? nsizes : per[t] == -2 ? nsizes * nvar : per[t] == -3 ? nvar : per[t];
     }
+    int nplace = 0;
+    for (int p = 0; p < MB_NPLACE; p++) nplace += (int)(c->placement >> p & 1);
+    if (tests >> T_OVERLAP & 1) n += PL_NMETH * nplace;
+    if (tests >> T_MASTER_WORKER & 1) n += MW_NMETH * (c->nworkers > 0 ? c->nworkers : 1);
     return n;
 }
 
-static const struct mb_row *find(const struct mb_run *run, const char *test, const char *method, long long bytes)
+const struct mb_row *thr_find(const struct mb_run *run, const char *test, const char *method, long long bytes,
+                              const char *params)
 {
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
-        if (!strcmp(r->test, test) && !strcmp(r->method, method) && (bytes < 0 || r->bytes == bytes)) return r;
+        if (!strcmp(r->test, test) && !strcmp(r->method, method) && (bytes < 0 || r->bytes == bytes) &&
+            (!params || !strcmp(r->params, params)))
+            return r;
     }
     return NULL;
 }
@@ -49,12 +58,7 @@ static char *cell(const struct thr *c, const struct mb_row *r)
     return mb_cell(r, r && !r->na ? shown(c, r) : 0);
 }
 
-struct table {
-    int nrows, ncols;
-    char **cells;
-};
-
-static void tab_new(struct table *t, int ncols, const char *const *head)
+void thr_tab_new(struct thr_table *t, int ncols, const char *const *head)
 {
     t->ncols = ncols;
     t->nrows = 1;
@@ -62,7 +66,7 @@ static void tab_new(struct table *t, int ncols, const char *const *head)
     for (int i = 0; i < ncols; i++) t->cells[i] = strdup(head[i]);
 }
 
-static char **tab_row(struct table *t)
+char **thr_tab_row(struct thr_table *t)
 {
     t->cells = realloc(t->cells, (size_t)(t->nrows + 1) * (size_t)t->ncols * sizeof *t->cells);
     char **r = t->cells + (size_t)t->nrows * (size_t)t->ncols;
@@ -71,17 +75,18 @@ static char **tab_row(struct table *t)
     return r;
 }
 
-static void tab_print(struct table *t, const char *title)
+/* Prints the table under its title if it has rows, then frees it. */
+void thr_tab_print(struct thr_table *t, const char *title, const char *const *groups)
 {
     if (t->nrows > 1) {
         printf("\n%s\n", title);
-        mb_table_print(stdout, t->nrows, t->ncols, t->cells, NULL);
+        mb_table_print(stdout, t->nrows, t->ncols, t->cells, groups);
     }
     for (int i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i]);
     free(t->cells);
 }
 
-static char *fmt(const char *f, double v)
+char *thr_fmt(const char *f, double v)
 {
     char buf[48];
     snprintf(buf, sizeof buf, f, v);
@@ -97,51 +102,54 @@ void thr_report(const struct thr *c)
 {
     const struct mb_run *run = c->run;
     char title[256];
-    struct table t;
+    struct thr_table t;
 
     static const char *const h1[] = {"test", "bytes", "value", "unit"};
-    tab_new(&t, 4, h1);
+    thr_tab_new(&t, 4, h1);
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
         if (strncmp(r->test, "overhead-", 9)) continue;
-        char **row = tab_row(&t);
+        char **row = thr_tab_row(&t);
         row[0] = strdup(r->test);
-        row[1] = fmt("%.0f", (double)r->bytes);
+        row[1] = thr_fmt("%.0f", (double)r->bytes);
         row[2] = cell(c, r);
         row[3] = strdup(unit(r->test));
     }
     snprintf(title, sizeof title, "single-threaded ping-pong, requested %s, provided %s (%s; compare levels with "
              "scripts/thread-overhead)", mb_thread_level_name(run->thread_level_req), mb_thread_level_name(run->thread_level),
              mb_stat_name(run->opts.stat));
-    tab_print(&t, title);
+    thr_tab_print(&t, title, NULL);
 
     static const char *const h2[] = {"test", "bytes", "threads-tags", "threads-comms", "processes", "unit"};
     static const char *const var[3] = {"threads-tags", "threads-comms", "processes"};
-    tab_new(&t, 6, h2);
+    thr_tab_new(&t, 6, h2);
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
         if (!strstr(r->test, "-mt") || !strcmp(r->test, "coll-mt") || strcmp(r->method, "processes")) continue;
-        char **row = tab_row(&t);
+        char **row = thr_tab_row(&t);
         row[0] = strdup(r->test);
-        row[1] = fmt("%.0f", (double)r->bytes);
-        for (int v = 0; v < 3; v++) row[2 + v] = cell(c, find(run, r->test, var[v], r->bytes));
+        row[1] = thr_fmt("%.0f", (double)r->bytes);
+        for (int v = 0; v < 3; v++) row[2 + v] = cell(c, thr_find(run, r->test, var[v], r->bytes, NULL));
         row[5] = strdup(unit(r->test));
     }
     snprintf(title, sizeof title, "%d threads per process vs %d processes per side, one thread each (%s; latency: "
              "half round trip; bw, msgrate: all pairs together)", c->T, c->T, mb_stat_name(run->opts.stat));
-    tab_print(&t, title);
+    thr_tab_print(&t, title, NULL);
 
-    static const char *const h3[] = {"test", "method", "value", "unit", "note"};
-    tab_new(&t, 5, h3);
-    const struct mb_row *alone = find(run, "short-long", "alone", -1), *with = find(run, "short-long", "with-long", -1);
+    static const char *const h3[] = {"test", "method", "value", "unit", "cpu %", "note"};
+    thr_tab_new(&t, 6, h3);
+    const struct mb_row *alone = thr_find(run, "short-long", "alone", -1, NULL),
+                       *with = thr_find(run, "short-long", "with-long", -1, NULL);
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
         if (strcmp(r->test, "short-long") && strcmp(r->test, "overlap") && strcmp(r->test, "coll-mt")) continue;
-        char **row = tab_row(&t);
+        if (strstr(r->params, "placement=")) continue; /* the placement table's */
+        char **row = thr_tab_row(&t);
         row[0] = strdup(r->test);
         row[1] = strdup(r->method);
         row[2] = cell(c, r);
         row[3] = strdup("us");
+        row[4] = r->na || r->cpu_pct < 0 ? strdup("") : thr_fmt("%.0f", r->cpu_pct);
         double pct = -1e300;
         const char *f = "";
         if (r == with && alone && !alone->na && !with->na && tval(c, alone) > 0) {
@@ -153,12 +161,14 @@ void thr_report(const struct thr *c)
                                                                                            : -1e300;
             f = "overlap %.0f%%";
         }
-        row[4] = pct > -1e299 ? fmt(f, pct) : strdup("");
+        row[5] = pct > -1e299 ? thr_fmt(f, pct) : strdup("");
     }
     snprintf(title, sizeof title, "short-long (%zu B beside %zu B), overlap (%zu B exchange), coll-mt (%d "
-             "collectives per iteration) (%s)", c->short_size, c->long_size, c->long_size, c->T,
-             mb_stat_name(run->opts.stat));
-    tab_print(&t, title);
+             "collectives per iteration) (%s; cpu: rank 0's threads, %% of one core)", c->short_size, c->long_size,
+             c->long_size, c->T, mb_stat_name(run->opts.stat));
+    thr_tab_print(&t, title, NULL);
+    thr_report_placement(c);
+    thr_report_master_worker(c);
 
     printf("\nthread placement of rank 0 (bound cpus/last cpu; every rank: thread_placement in the JSON):");
     int n = mb_team_size(c->team), groups = 0;

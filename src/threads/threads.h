@@ -1,16 +1,21 @@
 /* threads — the Thakur–Gropp tests of multithreaded MPI: the cost of a thread
  * level for a single-threaded program, T threads versus T processes
  * (latency, bandwidth, message rate), short messages beside long ones,
- * communication/computation overlap with a communication thread, and
- * concurrent collectives on per-thread communicators. */
+ * communication/computation overlap with a communication thread (and where
+ * that thread sits: --placement), concurrent collectives on per-thread
+ * communicators, and master-worker farming with communication threads. */
 #ifndef THREADS_H
 #define THREADS_H
 
 #include "mb.h"
 #include "team.h"
 
-enum { T_OVH_LAT, T_OVH_BW, T_LAT_MT, T_BW_MT, T_RATE_MT, T_SHORT_LONG, T_OVERLAP, T_COLL_MT, NTESTS };
+enum { T_OVH_LAT, T_OVH_BW, T_LAT_MT, T_BW_MT, T_RATE_MT, T_SHORT_LONG, T_OVERLAP, T_COLL_MT, T_MASTER_WORKER, NTESTS };
 extern const char *const thr_test_names[NTESTS];
+enum { MW_NMETH = 3 };
+extern const char *const thr_mw_names[MW_NMETH]; /* mpi-only comm-threads worker-overlap */
+enum { PL_NMETH = 3 };
+extern const char *const thr_pl_names[PL_NMETH]; /* serial comm-thread spmd */
 
 /* What every test sees: the run, the options, the team, the communicators. */
 struct thr {
@@ -27,6 +32,22 @@ struct thr {
     struct {                /* overlap % per method, rank 0, for metadata and table */
         double comm, compute, plain, thread_test, thread_wait;
     } ov;
+    unsigned long placement; /* --placement: bit mb_place; 0: no placement study */
+    struct {                 /* per placement, rank 0: why it cannot be done, binding obtained */
+        char why[200], bound[160];
+    } place[MB_NPLACE];
+    /* master-worker */
+    struct mb_team *mteam;   /* rank 0: one thread per worker (comm-threads); NULL elsewhere */
+    long blocks;
+    size_t block_size;
+    int spin;                /* --work spin */
+    double work_us;
+    int *workers, nworkers;  /* the worker counts, ascending */
+    /* per-thread CPU time (cpu.c), rank 0 */
+    int cpu_slots;           /* most threads any rank's team has */
+    double last_wall;        /* rank 0's wall seconds in the last thr_measure */
+    char *cpu_json;          /* the JSON array being built: per row */
+    size_t cpu_len;
 };
 
 /* The reason a test needing `need` cannot run at the provided level, or NULL. */
@@ -35,13 +56,44 @@ const char *thr_level_short(const struct thr *c, int need, char *buf, size_t len
  * every other rank gets role -1. */
 void thr_pair(const struct mb_run *run, int *role, int *partner);
 
+/* mb_measure, with CPU time: row->cpu_pct is rank 0's threads' CPU time over
+ * their wall time in every call of the kernel (team: this rank's team), and
+ * every rank's per-thread figures go to the JSON (thread_cpu). */
+int thr_measure(struct thr *c, struct mb_team *team, const struct mb_kernel *k, struct mb_row *row);
+void thr_cpu_meta(struct thr *c);
+/* Appends text to a growing string (rank 0's JSON pieces). */
+void thr_append(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The computation of overlap and of master-worker's spin: a dependent chain
+ * of n multiply-adds; and how many of them one second holds (rank 0's
+ * figure, broadcast over world). */
+double thr_compute(long n, double seed);
+double thr_compute_rate(MPI_Comm world);
+
 void thr_overhead(struct thr *c, int bw);
 void thr_mt(struct thr *c, int test);
 void thr_short_long(struct thr *c);
 void thr_overlap(struct thr *c);
 void thr_coll(struct thr *c);
+void thr_master_worker(struct thr *c);
 int thr_count_rows(const struct thr *c, unsigned long tests);
 
 void thr_report(const struct thr *c);
+/* The stdout tables of the two studies (report_study.c). */
+void thr_report_placement(const struct thr *c);
+void thr_report_master_worker(const struct thr *c);
+
+/* A stdout table under construction: cells row-major, row 0 the header. */
+struct thr_table {
+    int nrows, ncols;
+    char **cells;
+};
+void thr_tab_new(struct thr_table *t, int ncols, const char *const *head);
+char **thr_tab_row(struct thr_table *t);
+void thr_tab_print(struct thr_table *t, const char *title, const char *const *groups);
+char *thr_fmt(const char *f, double v);
+/* The row of test/method (bytes < 0: any size; params NULL: any) that rank 0 kept. */
+const struct mb_row *thr_find(const struct mb_run *run, const char *test, const char *method, long long bytes,
+                              const char *params);
 
 #endif
