@@ -119,9 +119,10 @@ static void print_block(FILE *f, int nrows, int ncols, char **cells, const char 
     int total = 0;
     for (int i = 0; i < n; i++) total += w[cols[i]] + (i ? 2 : 0);
     if (groups) { /* each group label starts above its group's first column */
-        char *line = malloc((size_t)total + 1);
-        memset(line, ' ', (size_t)total);
-        line[total] = 0;
+        int width = total > MB_TABLE_WIDTH ? total : MB_TABLE_WIDTH; /* a last label may overhang */
+        char *line = malloc((size_t)width + 1);
+        memset(line, ' ', (size_t)width);
+        line[width] = 0;
         int start[256], at = w[0];
         for (int i = 1; i < n; i++) start[i] = at += 2, at += w[cols[i]];
         for (int i = 1; i < n; i++) {
@@ -130,7 +131,7 @@ static void print_block(FILE *f, int nrows, int ncols, char **cells, const char 
             if (!g && i == 1) /* the block starts inside a group: name it again */
                 for (int c = cols[i] - 1; c >= 1 && !g; c--) g = groups[c];
             if (!g) continue;
-            int room = total - start[i]; /* up to the next label in this block */
+            int room = width - start[i]; /* up to the next label in this block */
             for (int j = i + 1; j < n; j++)
                 if (groups[cols[j]]) {
                     room = start[j] - 2 - start[i];
@@ -140,7 +141,7 @@ static void print_block(FILE *f, int nrows, int ncols, char **cells, const char 
             int len = (int)strlen(g) < room ? (int)strlen(g) : room;
             if (len > 0) memcpy(line + start[i], g, (size_t)len);
         }
-        for (int e = total - 1; e >= 0 && line[e] == ' '; e--) line[e] = 0;
+        for (int e = width - 1; e >= 0 && line[e] == ' '; e--) line[e] = 0;
         fprintf(f, "%s\n", line);
         free(line);
     }
@@ -170,6 +171,12 @@ void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *con
     for (int c0 = 1; c0 < ncols || c0 == 1;) {
         int used = w[0], c1 = c0;
         while (c1 < ncols && (c1 == c0 || used + 2 + w[c1] <= MB_TABLE_WIDTH)) used += 2 + w[c1++];
+        if (groups && c1 < ncols && !groups[c1]) /* rather end where a group ends, if not much is lost */
+            for (int g = c1 - 1; g > c0; g--)
+                if (groups[g]) {
+                    if (2 * (g - c0) >= c1 - c0) c1 = g;
+                    break;
+                }
         if (c0 > 1) fputc('\n', f);
         print_block(f, nrows, ncols, cells, groups, w, c0, c1);
         if (c1 >= ncols) break;
