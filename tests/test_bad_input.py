@@ -60,3 +60,36 @@ def test_bad_input_every_rank_exits_2(tmp_path: Path, lib: str, args: list[str],
     ours = [line for line in p.stderr.splitlines() if line.startswith("halocompare: ")]
     assert len(ours) == 1 and message in ours[0], p.stderr  # rank 0 alone speaks
     assert list(tmp_path.iterdir()) == []
+
+
+# collectives (issue 19): the same rules for its own options
+COLL_CASES = [
+    (["--segment", "0"], "--segment must be a size in bytes from 1 to"),
+    (["--comms", "nowhere"], "--comms: unknown value 'nowhere'"),
+    (["--comms", "world,"], "--comms: unknown value ''"),
+    (["--root", "combo"], "--root must be same, rotate or a rank number, got 'combo'"),
+    (["--root", "same,0"], "--root lists root 0 twice ('same' and '0')"),
+    (["--tests", "bcast-3level"], "--tests: unknown value 'bcast-3level'"),
+]
+
+
+@pytest.mark.parametrize("args,message", COLL_CASES, ids=[" ".join(c[0]) for c in COLL_CASES])
+def test_collectives_bad_input_single_rank(tmp_path: Path, args: list[str], message: str) -> None:
+    p = run_bad([str(bindir("openmpi") / "collectives"), *args], tmp_path)
+    assert p.returncode == 2
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert lines == [lines[0]] and lines[0].startswith("collectives: ") and message in lines[0], p.stderr
+    assert p.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_collectives_bad_input_every_rank_exits_2(tmp_path: Path, lib: str) -> None:
+    exe = bindir(lib) / "collectives"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    p = run_bad([*launcher(lib, 2), str(exe), "--comms", "nowhere"], tmp_path)
+    assert p.returncode == 2
+    ours = [line for line in p.stderr.splitlines() if line.startswith("collectives: ")]
+    assert len(ours) == 1 and "--comms: unknown value 'nowhere'" in ours[0], p.stderr
+    assert list(tmp_path.iterdir()) == []
