@@ -1,11 +1,12 @@
 """The layout table of the threaded-MPI slides: reduce / bcast / allreduce
 × layouts (nodes × ranks per node) × root same / rotate, one cell per set
-(MPI library · method: the library's call and the two-level algorithms).
+(MPI library · method: the library's call and the two-level algorithms),
+over every run given (docs/slurm.md, "The layout table").
 
 A run's layout is its Slurm job's (the "slurm" section slurm/sweep's jobs
 add to the metadata: nodes, ppn) when it has one, else what MPI saw (the
-CSV's nnodes × ppn).  On a single-host test cluster the two differ: MPI sees
-one shared-memory node whatever Slurm's layout, and the table says so."""
+CSV's nnodes × ppn).  Where they differ (a launcher that does not give MPI
+the job's nodes), a note says so: the two-level algorithms had MPI's."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _root(params: pd.Series) -> pd.Series:
 
 
 def layout_tables(d: pd.DataFrame) -> list[Table]:
-    """One table per label, over every layout in d, when d has two-level collectives rows.
+    """The table over every label and layout in d, when d has two-level collectives rows.
 
     d: the frame of tables.build (with value and unit)."""
     c = d[(d["program"] == "collectives") & d["test"].isin(TESTS) & d["method"].isin(METHODS)
@@ -48,33 +49,31 @@ def layout_tables(d: pd.DataFrame) -> list[Table]:
     if not c["method"].str.startswith("2level").any():
         return []
     mpi = _mpi_layout(c)
+    labels = c["label"].astype(str)
+    who = (labels + " · " if labels.nunique() > 1 else "") + c["library"]
     c = c.assign(layout=c["layout"].fillna(mpi) if "layout" in c else mpi, mpi_layout=mpi,
-                 root=_root(c["params"]), set=c["library"] + " · " + c["method"])
-    out: list[Table] = []
-    for label, g in c.groupby("label", sort=True):
-        a = _agg(g, ["test", "root", "bytes", "layout", "set"])
-        layouts = sorted(a["layout"].unique(), key=lambda s: (np.prod([int(x) for x in s.split("x")]),
-                                                               -int(s.split("x")[0])))
-        sets = sorted(a["set"].unique(), key=lambda s: (s.split(" · ")[0], METHODS.index(s.split(" · ")[1])))
-        cells = {(t, r, b, lay, s): _cell(v, bool(na)) for t, r, b, lay, s, v, na in
-                 zip(a["test"], a["root"], a["bytes"], a["layout"], a["set"], a["value"], a["na"], strict=True)}
-        order = {"same": 0, "rotate": 1}
-        keys = sorted({(t, r, b) for t, r, b, *_ in cells},
-                      key=lambda k: (TESTS.index(k[0]), order.get(k[1], 2), k[1], k[2]))
-        rows = [[f"{t} · {r or '-'} · {fmt_bytes(b)}"] + [cells.get((t, r, b, lay, s), "") for lay in layouts
-                                                           for s in sets] for t, r, b in keys]
-        header = ["collective · root · bytes"] + [s for _ in layouts for s in sets]
-        groups = [("", 1)] + [(f"{lay} (nodes x ppn)", len(sets)) for lay in layouts]
-        notes = [("Time per call in µs (the statistic of the tables), communicator world; root same = rank 0, "
-                  "rotate = call k on rank k mod P; a set = MPI library · method.")]
-        differ = g[g["layout"] != g["mpi_layout"]]
-        if not differ.empty:
-            seen = sorted(set(zip(differ["layout"], differ["mpi_layout"], strict=True)))
-            notes.append("Slurm's layout is not what MPI saw (a single-host test cluster?): "
-                         + ", ".join(f"{s} ran as {m}" for s, m in seen)
-                         + " shared-memory nodes, so the two-level algorithms had that many nodes.")
-        t = Table(f"Layouts: reduce / bcast / allreduce × nodes × ranks per node × root — {label}", header, rows,
-                  groups, notes)
-        t.program = "collectives"
-        out.append(t)
-    return out
+                 root=_root(c["params"]), set=who + " · " + c["method"])
+    a = _agg(c, ["test", "root", "bytes", "layout", "set"])
+    layouts = sorted(a["layout"].unique(), key=lambda s: (np.prod([int(x) for x in s.split("x")]),
+                                                           -int(s.split("x")[0])))
+    sets = sorted(a["set"].unique(), key=lambda s: (s.rsplit(" · ", 1)[0], METHODS.index(s.rsplit(" · ", 1)[1])))
+    cells = {(t, r, b, lay, s): _cell(v, bool(na)) for t, r, b, lay, s, v, na in
+             zip(a["test"], a["root"], a["bytes"], a["layout"], a["set"], a["value"], a["na"], strict=True)}
+    order = {"same": 0, "rotate": 1}
+    keys = sorted({(t, r, b) for t, r, b, *_ in cells}, key=lambda k: (TESTS.index(k[0]), order.get(k[1], 2), k[1], k[2]))
+    rows = [[f"{t} · {r or '-'} · {fmt_bytes(b)}"] + [cells.get((t, r, b, lay, s), "") for lay in layouts for s in sets]
+            for t, r, b in keys]
+    header = ["collective · root · bytes"] + [s for _ in layouts for s in sets]
+    groups = [("", 1)] + [(f"{lay} (nodes x ppn)", len(sets)) for lay in layouts]
+    notes = [("Time per call in µs (the statistic of the tables), communicator world; root same = rank 0, "
+              "rotate = call k on rank k mod P; a set = [label ·] MPI library · method.")]
+    differ = c[c["layout"] != c["mpi_layout"]]
+    if not differ.empty:
+        seen = sorted(set(zip(differ["layout"], differ["mpi_layout"], strict=True)))
+        notes.append("Slurm's layout is not what MPI saw (the launcher did not give MPI the job's nodes): "
+                     + ", ".join(f"{s} ran as {m}" for s, m in seen)
+                     + " shared-memory nodes, so the two-level algorithms had MPI's nodes.")
+    t = Table(f"Layouts: reduce / bcast / allreduce × nodes × ranks per node × root — {', '.join(sorted(set(labels)))}",
+              header, rows, groups, notes)
+    t.program = "collectives"
+    return [t]
