@@ -72,13 +72,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
         pytest.skip(f"Slurm is not installed here (no {', '.join(missing)}); scripts/install-deps --test installs it")
     if not (bindir("mpich") / "collectives").exists():
         pytest.skip(f"{bindir('mpich')}/collectives not built (make test-builds)")
-    # 4 CPUs per node, so that 1x4 fits on one node
-    c = SlurmCluster(tmp_path_factory.mktemp("slurm"), nodes=4, cpus=4)
-    try:
-        c.start()
+    with SlurmCluster(tmp_path_factory.mktemp("slurm"), nodes=4, cpus=4) as c:  # 4 CPUs: 1x4 fits on a node
         yield c
-    finally:
-        c.stop()
 
 
 def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> None:
