@@ -1,5 +1,6 @@
 """Bad input: one clear line from rank 0, exit 2 on every rank, within
-seconds, and no stray files."""
+seconds, and no stray files (halocompare's options, the common ones, and
+collectives' own)."""
 
 from __future__ import annotations
 
@@ -34,29 +35,41 @@ CASES = [
     (["-o", "/proc/x.csv"], "cannot write '/proc/x.csv'"),
 ]
 
+# collectives (issue 19): the same rules for its own options
+COLL_CASES = [
+    (["--segment", "0"], "--segment must be a size in bytes from 1 to"),
+    (["--comms", "nowhere"], "--comms: unknown value 'nowhere'"),
+    (["--comms", "world,"], "--comms: unknown value ''"),
+    (["--root", "combo"], "--root must be same, rotate or a rank number, got 'combo'"),
+    (["--root", "same,0"], "--root lists root 0 twice ('same' and '0')"),
+    (["--tests", "bcast-3level"], "--tests: unknown value 'bcast-3level'"),
+]
+ALL = [("halocompare", *c) for c in CASES] + [("collectives", *c) for c in COLL_CASES]
+
 
 def run_bad(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=cwd, check=False)
 
 
-@pytest.mark.parametrize("args,message", CASES, ids=[" ".join(c[0]) for c in CASES])
-def test_bad_input_single_rank(tmp_path: Path, args: list[str], message: str) -> None:
-    p = run_bad([str(bindir("openmpi") / "halocompare"), *args], tmp_path)
+@pytest.mark.parametrize("program,args,message", ALL, ids=[f"{c[0]} {' '.join(c[1])}" for c in ALL])
+def test_bad_input_single_rank(tmp_path: Path, program: str, args: list[str], message: str) -> None:
+    p = run_bad([str(bindir("openmpi") / program), *args], tmp_path)
     assert p.returncode == 2
     lines = [line for line in p.stderr.splitlines() if line.strip()]
-    assert lines == [lines[0]] and lines[0].startswith("halocompare: ") and message in lines[0], p.stderr
+    assert lines == [lines[0]] and lines[0].startswith(f"{program}: ") and message in lines[0], p.stderr
     assert p.stdout == ""
     assert list(tmp_path.iterdir()) == []  # not even results/
 
 
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])
-@pytest.mark.parametrize("args,message", [CASES[0], CASES[5], CASES[20]], ids=["count", "methods", "output"])
-def test_bad_input_every_rank_exits_2(tmp_path: Path, lib: str, args: list[str], message: str) -> None:
-    exe = bindir(lib) / "halocompare"
+@pytest.mark.parametrize("program,args,message", [ALL[0], ALL[5], ALL[20], ALL[len(CASES) + 1]],
+                         ids=["count", "methods", "output", "collectives-comms"])
+def test_bad_input_every_rank_exits_2(tmp_path: Path, lib: str, program: str, args: list[str], message: str) -> None:
+    exe = bindir(lib) / program
     if not exe.exists():
         pytest.skip(f"{exe} not built")
     p = run_bad([*launcher(lib, 2), str(exe), *args], tmp_path)
     assert p.returncode == 2
-    ours = [line for line in p.stderr.splitlines() if line.startswith("halocompare: ")]
+    ours = [line for line in p.stderr.splitlines() if line.startswith(f"{program}: ")]
     assert len(ours) == 1 and message in ours[0], p.stderr  # rank 0 alone speaks
     assert list(tmp_path.iterdir()) == []

@@ -1,7 +1,9 @@
 """collectives end to end: every library collective (blocking and nonblocking),
-the user-level broadcast algorithms and the series test, verified, on 1..16
-ranks including non-powers of two (Open MPI) and 1, 2 ranks (MPICH); root
-placement, the two timing methods, the segment size, and bad input."""
+the user-level broadcast algorithms, the two-level forms and the series test,
+verified, on 1..16 ranks including non-powers of two (Open MPI) and 1, 2 ranks
+(MPICH); root placement, the two timing methods, the segment size, the
+aggregate bandwidth, and bad input.  tests/test_collectives_2level.py has the
+two-level algorithms and the communicators in depth."""
 
 from __future__ import annotations
 
@@ -15,7 +17,13 @@ from conftest import bindir, check_schema, launcher, run_mpi
 LIBRARY = ("barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall",
            "reduce_scatter_block", "scan")
 REDUCTIONS = {"reduce", "allreduce", "reduce_scatter_block", "scan"}
-ALGORITHMS = ("binomial", "chain", "scatter-allgather")
+ALGORITHMS = ("binomial", "chain", "tree-pipelined", "scatter-allgather")
+TWO_LEVEL = ("bcast", "reduce", "allreduce")
+# bytes the whole operation moves, in message sizes, for P ranks (docs/collectives.md)
+AGG = {"bcast": lambda p: p - 1, "reduce": lambda p: p - 1, "allreduce": lambda p: 2 * (p - 1),
+       "gather": lambda p: p - 1, "scatter": lambda p: p - 1, "scan": lambda p: p - 1,
+       "allgather": lambda p: p * (p - 1), "alltoall": lambda p: p * (p - 1),
+       "reduce_scatter_block": lambda p: p * (p - 1), "series": lambda p: 8 * (p - 1)}
 QUICK_SIZES = [0] + [1 << k for k in range(13)]  # --quick: 0 B .. 4 KiB
 
 
@@ -30,6 +38,8 @@ def expected_rows(sizes: list[int]) -> set[tuple[str, str, str]]:
             for b in sizes:
                 if name not in REDUCTIONS or b % 8 == 0:
                     want.add((test, "library", str(b)))
+                    if name in TWO_LEVEL and test == name:
+                        want |= {(test, "2level", str(b)), (test, "2level-shm", str(b))}
     for b in sizes:
         want |= {("bcast", m, str(b)) for m in ALGORITHMS}
         want |= {("series", m, str(b)) for m in ("bcast-loop", "chain")}
@@ -56,6 +66,7 @@ def check_run(run, n: int, sizes: list[int]) -> list[dict[str, str]]:  # type: i
         t = [float(r[c]) for c in ("time_min_s", "time_median_s", "time_max_s")]
         assert 0 <= t[0] <= t[1] <= t[2]
         assert r["neighbors"] == "" and r["periodic"] == ""
+        check_agg(r, n)
     # stdout: one table per collective, the broadcast comparison, the series
     for name in LIBRARY:
         assert f"\n{name}: time per call in us" in run.stdout
@@ -63,12 +74,23 @@ def check_run(run, n: int, sizes: list[int]) -> list[dict[str, str]]:  # type: i
     bc = table_rows(run.stdout, "Broadcast algorithms")
     assert [line[0] for line in bc] == [fmt(b) for b in sizes]
     for line in bc:
-        assert len(line) == 6 and line.count("*") == 1  # size, 4 algorithms, one marked fastest
+        assert len(line) == 7 and line.count("*") == 1  # size, 5 algorithms, one marked fastest
     series = table_rows(run.stdout, "Series")
     assert [line[0] for line in series] == [fmt(b) for b in sizes]
     meta = run.meta()["collectives"]
     assert meta["root"] == "same" and meta["timing"] == "osu" and meta["series_messages"] == 8
     return rows
+
+
+def check_agg(r: dict[str, str], n: int, instances: list[int] | None = None) -> None:
+    """agg_mbps = bytes the operation moves (over every instance: the communicators' sizes) / median time."""
+    base = r["test"].removeprefix("i") if r["test"] != "ibarrier" else "barrier"
+    t, b = float(r["time_median_s"] or 0), int(r["bytes"] or 0)
+    units = 0 if base == "barrier" else sum(AGG[base](p) for p in (instances or [n]))
+    if units == 0 or b == 0 or t <= 0:
+        assert r["agg_mbps"] == "", r
+        return
+    assert float(r["agg_mbps"]) == pytest.approx(units * b / t / 1e6, rel=1e-6), r
 
 
 def fmt(b: int) -> str:
@@ -96,13 +118,13 @@ def test_mpich_every_collective(tmp_path: Path, n: int) -> None:
 def verify_failure_root(tmp_path: Path, n: int, *args: str) -> str:
     """Stale broadcast data (MPIMB_FAULT): rank 1's failure names the root of that call."""
     run = run_mpi("openmpi", n, "collectives", "--quick", "--verify", "-m", "64:64", "-t", "bcast", *args,
-                  out=tmp_path / "v.csv", env={"MPIMB_FAULT": "bcast"})
+                  out=tmp_path / "v.csv", env={"MPIMB_FAULT": "bcast/library"})
     assert run.returncode == 1, run.stderr
     m = re.search(r"verification failed in collectives bcast library world 64 B: rank 1: "
                   r"broadcast data from rank (\d+): first bad byte at index 0 of 64", run.stderr)
     assert m, run.stderr
-    rows = run.rows()
-    assert rows[-1]["verified"] == "no" and rows[-1]["stop_reason"] in ("ci", "max-reps", "budget")
+    (row,) = [r for r in run.rows() if r["method"] == "library"]
+    assert row["verified"] == "no" and row["stop_reason"] in ("ci", "max-reps", "budget")
     return m.group(1)
 
 
@@ -119,7 +141,7 @@ def test_rooted_verified_with_other_roots(tmp_path: Path, root: str) -> None:
     """Every rooted operation and algorithm is right whoever the root is."""
     run = run_mpi("openmpi", 5, "collectives", "--quick", "--verify", "-m", "0:256", "--root", root,
                   "-t", "bcast,reduce,gather,scatter,ibcast,ireduce,igather,iscatter,"
-                  "bcast-binomial,bcast-chain,bcast-scatter-allgather,series",
+                  "bcast-binomial,bcast-chain,bcast-tree-pipelined,bcast-scatter-allgather,series",
                   "--segment", "24", out=tmp_path / "r.csv")
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "collectives", 5)
@@ -145,7 +167,8 @@ def test_timing_subtract(tmp_path: Path, lib: str) -> None:
                   "-t", "barrier,allreduce,ialltoall,bcast-chain,series", out=tmp_path / "s.csv")
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "collectives", n)
-    assert len(rows) == 1 + 3 * 3 + 2 * 3  # barrier, 3 tests x 3 sizes, series 2 methods x 3 sizes
+    # barrier; allreduce (library, 2level, 2level-shm), ialltoall, chain x 3 sizes; series 2 methods x 3 sizes
+    assert len(rows) == 1 + 5 * 3 + 2 * 3
     for r in rows:
         assert float(r["time_median_s"]) >= 0 and r["stop_reason"] in ("ci", "max-reps", "budget")
     meta = run.meta()["collectives"]
@@ -172,7 +195,7 @@ def test_series_and_segment(tmp_path: Path) -> None:
                                                      rel=1e-6)
     meta = run.meta()["collectives"]
     assert meta["series_messages"] == 5 and meta["segment"] == 100
-    assert "chain segment 100 B" in run.stdout and "Series: 5 successive broadcasts" in run.stdout
+    assert "chain and tree segment 100 B" in run.stdout and "Series: 5 successive broadcasts" in run.stdout
     for line in table_rows(run.stdout, "Series"):
         assert line.count("*") == 1  # the faster total
         # size, total, per message, total, per message; per message = total / 5 (3 digits)
@@ -196,12 +219,13 @@ def test_list_and_help() -> None:
     out = subprocess.run([*launcher("openmpi", 1), str(exe), "--list"], capture_output=True, text=True,
                          timeout=120, check=False)
     assert out.returncode == 0
-    for word in ("ireduce_scatter_block", "bcast-scatter-allgather", "series", "rotate", "subtract"):
+    for word in ("ireduce_scatter_block", "bcast-scatter-allgather", "series", "rotate", "subtract",
+                 "bcast-tree-pipelined", "allreduce-2level-shm", "world,dup,split,node"):
         assert word in out.stdout
     out = subprocess.run([*launcher("openmpi", 1), str(exe), "--help"], capture_output=True, text=True,
                          timeout=120, check=False)
     assert out.returncode == 0
-    for opt in ("--root", "--timing", "--segment", "--messages", "--tests"):
+    for opt in ("--root", "--timing", "--segment", "--messages", "--tests", "--comms"):
         assert opt in out.stdout
 
 
@@ -209,6 +233,10 @@ BAD = [
     (["--root", "4"], "collectives: --root 4 is outside the communicator (ranks 0 to 3)"),
     (["--root", "-1"], "collectives: --root must be same, rotate or a rank number, got '-1'"),
     (["--root", "first"], "collectives: --root must be same, rotate or a rank number, got 'first'"),
+    (["--root", "same,rotate,0"], "collectives: --root lists root 0 twice ('same' and '0')"),
+    (["--root", "rotate,"], "collectives: --root must be a list of same, rotate or rank numbers, got 'rotate,'"),
+    (["--root", "1,9"], "collectives: --root 9 is outside the communicator (ranks 0 to 3)"),
+    (["--comms", "world,nowhere"], "collectives: --comms: unknown value 'nowhere'"),
     (["--segment", "0"], "collectives: --segment must be a size in bytes from 1 to"),
     (["--tests", "bcast,allreduc"], "collectives: --tests: unknown value 'allreduc'"),
     (["--messages", "0"], "collectives: --messages must be an integer from 1 to 65536, got '0'"),

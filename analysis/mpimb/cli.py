@@ -41,10 +41,12 @@ def cmd_validate(a: argparse.Namespace) -> int:
 
 
 def cmd_table(a: argparse.Namespace) -> int:
+    from .layouts import annotate
     from .tables import build
 
     runs, _, warns = load(a.paths)
     _warn(warns)
+    annotate(runs)  # layouts: the Slurm layout of each run
     df = frame(runs)
     tables = build(df, a.stat)
     sep = "\n"

@@ -11,6 +11,7 @@ from typing import Any, Callable, cast
 import numpy as np
 import pandas as pd
 
+from .bcast_model import bcast_tables
 from .load import InputError
 from .tables import Table, fmt, fmt_bytes
 
@@ -56,12 +57,6 @@ COLL: dict[str, tuple[str, Callable[[float, float, float, float], float]]] = {
     "allgather": ("ring: (p−1)(α + nβ)", lambda p, n, a, b: (p - 1) * (a + n * b)),
     "alltoall": ("pairwise: (p−1)(α + nβ)", lambda p, n, a, b: (p - 1) * (a + n * b)),
     "reduce_scatter_block": ("pairwise: (p−1)(α + nβ)", lambda p, n, a, b: (p - 1) * (a + n * b)),
-}
-BCAST_ALG: dict[str, tuple[str, Callable[[float, float, float, float], float]]] = {
-    "binomial": COLL["bcast"],
-    "chain": ("chain, unsegmented: (p−1)(α + nβ)", lambda p, n, a, b: (p - 1) * (a + n * b)),
-    "scatter-allgather": ("⌈log2 p⌉α + (p−1)α + 2(p−1)/p·nβ",
-                          lambda p, n, a, b: (_log2(p) + p - 1) * a + 2 * (p - 1) / p * n * b),
 }
 
 
@@ -137,7 +132,7 @@ def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None 
         for r in g.to_dict("records"):
             test, method, nb = str(r["test"]), str(r["method"]), float(r["bytes"])
             base = test[1:] if test.startswith("i") and test[1:] in COLL else test
-            model = BCAST_ALG.get(method) if base == "bcast" and method != "library" else COLL.get(base)
+            model = COLL.get(base) if method == "library" else None  # the algorithms: bcast_model
             if model is None:
                 continue
             n = 0.0 if math.isnan(nb) or nb < 0 else nb
@@ -149,4 +144,5 @@ def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None 
             tables.append(Table(f"Collectives, {label}, {int(nprocs)} ranks: measured / predicted (fit {f.comm})",
                                 ["collective method", "bytes", "measured [µs]", "predicted [µs]",
                                  "measured/predicted", "model"], rows))
+    tables += bcast_tables(df, fitted, col)
     return "\n".join(t.render(out_fmt) for t in tables)

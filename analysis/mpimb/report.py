@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from . import __version__
+from .layouts import annotate
 from .load import Run, frame, short_library
 from .plots import Plot, all_plots
 from .tables import build
@@ -189,6 +190,7 @@ def anchor(s: str) -> str:
 
 
 def write_report(runs: list[Run], out: Path, stat: str, warns: list[str]) -> None:
+    annotate(runs)  # layouts: the Slurm layout of each run
     df = frame(runs)
     tables = build(df, stat)
     plots = all_plots(df, stat)

@@ -315,8 +315,15 @@ def pingpong_tables(d: pd.DataFrame, ctx: str) -> list[Table]:
 
 
 def collectives_tables(d: pd.DataFrame, ctx: str) -> list[Table]:
-    return [pivot(d, ["test", "method"], ["bytes"], f"collectives: time per call in µs, columns = bytes — {ctx}",
-                  unit_in_header=False)]
+    rows = ["test", "method", "comm", "params"]
+    out = [pivot(d, rows, ["bytes"], f"collectives: time per call in µs, columns = bytes — {ctx}",
+                 unit_in_header=False)]
+    agg = d[d["agg_mbps"] > 0]  # its median-time figure, scaled like mbps for --stat min
+    if not agg.empty:
+        out.append(pivot(agg.assign(value=agg["agg_mbps"] * agg["time_median_s"] * 1e6 / agg["value"], unit="MB/s"),
+                         rows, ["bytes"], f"collectives: aggregate bandwidth in MB/s (bytes the whole operation "
+                         f"moves / time; docs/collectives.md), columns = bytes — {ctx}", unit_in_header=False))
+    return out
 
 
 def rma_tables(d: pd.DataFrame, ctx: str) -> list[Table]:
@@ -366,5 +373,7 @@ def build(df: pd.DataFrame, stat: str = "median") -> list[Table]:
         for t in made:
             t.program = prog
         out += made
-    return out
+    from .layouts import layout_tables  # (here: layouts builds on this module)
+
+    return out + layout_tables(d)
 from . import threads_tables as _studies  # noqa: F401  (registers threads' master-worker, placement tables)

@@ -1,11 +1,12 @@
 /* User-level broadcast algorithms, written with point-to-point calls (and,
  * for van de Geijn's, the library's scatter), compared with MPI_Bcast in the
- * same run; and the series test: m successive broadcasts of n bytes, as an
+ * same run (binomial tree, pipelined chain and binary tree, scatter +
+ * allgather); and the series test: m successive broadcasts of n bytes, as an
  * MPI_Bcast loop and as a pipelined chain that forwards each message as soon
  * as it has arrived.  Ranks are numbered relative to the root (vr). */
 #include "coll.h"
 
-enum { TAG_BINOMIAL = 101, TAG_CHAIN = 102, TAG_RING = 103 };
+enum { TAG_BINOMIAL = 101, TAG_PIPE = 102, TAG_RING = 103 };
 
 static int rel(const struct coll_state *s) { return (s->rank - s->root + s->size) % s->size; }
 static int abs_rank(const struct coll_state *s, int vr) { return (vr + s->root) % s->size; }
@@ -27,35 +28,54 @@ static int binomial(struct coll_state *s, MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-/* Pipelined chain root -> vr 1 -> vr 2 -> ... over total bytes in segments of
- * seg bytes: the next segment's receive is posted before the current one is
- * forwarded, and every segment is forwarded as soon as it has arrived. */
-static void chain(struct coll_state *s, char *buf, size_t total, size_t seg)
+/* A pipelined broadcast over total bytes in segments of seg bytes: receive
+ * each segment from parent (none at the root), then forward it to the nk
+ * children.  The next segment's receive is posted before the current one is
+ * forwarded, so segments stream through the tree. */
+static void pipeline(struct coll_state *s, char *buf, size_t total, size_t seg, int parent, const int *kids, int nk)
 {
-    int P = s->size, vr = rel(s);
-    if (P == 1 || total == 0) return;
-    int prev = abs_rank(s, vr - 1 + P), next = abs_rank(s, vr + 1);
+    if (total == 0 || (parent < 0 && nk == 0)) return;
     size_t nseg = (total + seg - 1) / seg;
     MPI_Request rreq = MPI_REQUEST_NULL;
 #define SEGLEN(i) ((int)((i) + 1 < nseg ? seg : total - (i) * seg))
-    if (vr > 0) MPI_Irecv(buf, SEGLEN(0), MPI_BYTE, prev, TAG_CHAIN, s->comm, &rreq);
+    if (parent >= 0) MPI_Irecv(buf, SEGLEN(0), MPI_BYTE, parent, TAG_PIPE, s->comm, &rreq);
     for (size_t i = 0; i < nseg; i++) {
-        if (vr > 0) {
+        if (parent >= 0) {
             MPI_Wait(&rreq, MPI_STATUS_IGNORE);
             if (i + 1 < nseg)
-                MPI_Irecv(buf + (i + 1) * seg, SEGLEN(i + 1), MPI_BYTE, prev, TAG_CHAIN, s->comm, &rreq);
+                MPI_Irecv(buf + (i + 1) * seg, SEGLEN(i + 1), MPI_BYTE, parent, TAG_PIPE, s->comm, &rreq);
         }
-        if (vr < P - 1) MPI_Isend(buf + i * seg, SEGLEN(i), MPI_BYTE, next, TAG_CHAIN, s->comm, &s->reqs[i]);
+        for (int k = 0; k < nk; k++)
+            MPI_Isend(buf + i * seg, SEGLEN(i), MPI_BYTE, kids[k], TAG_PIPE, s->comm, &s->reqs[2 * i + (size_t)k]);
     }
 #undef SEGLEN
-    if (vr < P - 1) /* (a loop: GCC 12 misreads MPICH's MPI_STATUSES_IGNORE in MPI_Waitall here) */
-        for (size_t i = 0; i < nseg; i++) MPI_Wait(&s->reqs[i], MPI_STATUS_IGNORE);
+    /* (a loop: GCC 12 misreads MPICH's MPI_STATUSES_IGNORE in MPI_Waitall here) */
+    for (size_t i = 0; i < nseg; i++)
+        for (int k = 0; k < nk; k++) MPI_Wait(&s->reqs[2 * i + (size_t)k], MPI_STATUS_IGNORE);
+}
+
+/* The chain root -> vr 1 -> vr 2 -> ... */
+static void chain(struct coll_state *s, char *buf, size_t total, size_t seg)
+{
+    int P = s->size, vr = rel(s), next = abs_rank(s, vr + 1);
+    pipeline(s, buf, total, seg, vr > 0 ? abs_rank(s, vr - 1 + P) : -1, &next, vr < P - 1);
 }
 
 static int bcast_chain(struct coll_state *s, MPI_Request *req)
 {
     (void)req;
     chain(s, s->sbuf, s->bytes, s->segment);
+    return MPI_SUCCESS;
+}
+
+/* The binary tree: vr's parent is (vr - 1) / 2, its children 2 vr + 1 and
+ * 2 vr + 2 (the first served first). */
+static int bcast_tree_pipelined(struct coll_state *s, MPI_Request *req)
+{
+    (void)req;
+    int P = s->size, vr = rel(s), kids[2], nk = 0;
+    for (int c = 2 * vr + 1; c <= 2 * vr + 2 && c < P; c++) kids[nk++] = abs_rank(s, c);
+    pipeline(s, s->sbuf, s->bytes, s->segment, vr > 0 ? abs_rank(s, (vr - 1) / 2) : -1, kids, nk);
     return MPI_SUCCESS;
 }
 
@@ -99,11 +119,16 @@ static int series_chain(struct coll_state *s, MPI_Request *req)
 }
 
 #define R COLL_ROOTED
+#define SEG COLL_SEGMENTED
 const struct coll_op coll_algorithms[] = {
-    {"bcast", "binomial", R, MUL_1, MUL_0, binomial, coll_bcast_fill, coll_bcast_check},
-    {"bcast", "chain", R, MUL_1, MUL_0, bcast_chain, coll_bcast_fill, coll_bcast_check},
-    {"bcast", "scatter-allgather", R, MUL_1, MUL_0, scatter_allgather, coll_bcast_fill, coll_bcast_check},
-    {"series", "bcast-loop", R, MUL_M, MUL_0, series_bcast_loop, coll_bcast_fill, coll_bcast_check},
-    {"series", "chain", R, MUL_M, MUL_0, series_chain, coll_bcast_fill, coll_bcast_check},
+    {"bcast", "binomial", R, MUL_1, MUL_0, binomial, coll_bcast_fill, coll_bcast_check, AGG_P1, NULL, NULL},
+    {"bcast", "chain", R | SEG, MUL_1, MUL_0, bcast_chain, coll_bcast_fill, coll_bcast_check, AGG_P1, NULL, NULL},
+    {"bcast", "tree-pipelined", R | SEG, MUL_1, MUL_0, bcast_tree_pipelined, coll_bcast_fill, coll_bcast_check,
+     AGG_P1, NULL, NULL},
+    {"bcast", "scatter-allgather", R, MUL_1, MUL_0, scatter_allgather, coll_bcast_fill, coll_bcast_check, AGG_P1,
+     NULL, NULL},
+    {"series", "bcast-loop", R, MUL_M, MUL_0, series_bcast_loop, coll_bcast_fill, coll_bcast_check, AGG_P1, NULL,
+     NULL},
+    {"series", "chain", R, MUL_M, MUL_0, series_chain, coll_bcast_fill, coll_bcast_check, AGG_P1, NULL, NULL},
     {0},
 };

@@ -1,8 +1,9 @@
 /* collectives: shared types.  Every operation — a library collective (in
- * its blocking and nonblocking form), a user-level broadcast algorithm or a
- * series variant — is one table entry: buffer sizes, one call, and the
- * fill/check pair for --verify.  main.c wraps an entry in the timing method
- * (--timing osu|subtract) and the root placement (--root). */
+ * its blocking and nonblocking form), a user-level algorithm or a series
+ * variant — is one table entry: buffer sizes, one call, the fill/check pair
+ * for --verify, and optional set-up/free of what the method keeps between
+ * calls.  main.c wraps an entry in the timing method (--timing osu|subtract),
+ * the communicator (--comms) and the root placement (--root). */
 #ifndef COLL_H
 #define COLL_H
 #include "mb.h"
@@ -10,29 +11,48 @@
 /* Buffer sizes, in units of the message size (bytes). */
 enum coll_mul { MUL_0, MUL_1, MUL_P, MUL_M /* --messages */ };
 
+/* Bytes the whole operation moves, in units of the message size, for the
+ * aggregate bandwidth (agg_mbps; docs/collectives.md, "Aggregate bandwidth").
+ * P is the communicator's size; the series multiplies by m. */
+enum coll_agg {
+    AGG_NONE, /* barrier: no data */
+    AGG_P1,   /* (P-1) n: bcast, reduce, gather, scatter, scan */
+    AGG_2P1,  /* 2 (P-1) n: allreduce */
+    AGG_PP1,  /* P (P-1) n: allgather, alltoall, reduce_scatter_block */
+};
+
 enum {
     COLL_ROOTED = 1u,    /* takes a root (--root applies) */
     COLL_DOUBLES = 2u,   /* a reduction on doubles: sizes must be multiples of 8 */
     COLL_SYNC = 4u,      /* a barrier: no barrier between calls, nothing to subtract */
     COLL_NOSIZE = 8u,    /* no message (barrier): one row, bytes empty */
     COLL_NB = 16u,       /* has a nonblocking form ("i" + test) */
+    COLL_SEGMENTED = 32u /* cut into --segment byte pieces (the row's params say so) */
 };
 
 struct coll_state {
-    MPI_Comm comm;
+    MPI_Comm comm; /* the communicator under test (--comms) */
     int rank, size;
     size_t bytes;  /* message size: per-rank block for gather/scatter/allgather/alltoall/reduce_scatter_block */
     size_t count;  /* bytes / 8 (reductions) */
     char *sbuf, *rbuf;
+    char *tbuf;    /* two-level: a node's partial result (bytes) */
     size_t sbytes, rbytes;
     int root;      /* root of the current (or last) call */
     int root_mode; /* 0: fixed root, 1: rotate (root = call number % size) */
     int fixed_root;
-    long calls;    /* calls made so far in this test (rotate) */
+    long calls;    /* calls made so far in this test (rotate; the shm variants' double buffer) */
     size_t segment;
     long messages;                  /* the series' m */
-    MPI_Request *reqs;              /* chain: one send request per segment */
+    MPI_Request *reqs;              /* chain and tree: the send requests, two per segment */
     int *counts, *displs;           /* scatter-allgather: the chunks, by rank */
+    /* Two-level algorithms: comm's node map (from the harness's mb_nodes). */
+    const struct mb_nodes *nodes;   /* .comm and .leaders are private to collectives */
+    const int *local_of;            /* every rank's rank within its node */
+    /* The shared-memory variants: a window on the node communicator and
+     * every node rank's segment in it (node rank 0's holds the shared areas). */
+    MPI_Win win;
+    char **shm;
 };
 
 struct coll_op {
@@ -45,6 +65,11 @@ struct coll_op {
     int (*call)(struct coll_state *s, MPI_Request *req);
     void (*fill)(struct coll_state *s, long it);                           /* NULL: nothing to verify */
     int (*check)(struct coll_state *s, long it, char *msg, size_t len);
+    enum coll_agg agg;
+    /* Optional, collective over s->comm: what the method keeps between calls
+     * (buffers exist already); returns NULL or why it is not available. */
+    const char *(*setup)(struct coll_state *s);
+    void (*cleanup)(struct coll_state *s);
 };
 
 /* The root the next call will use (fill needs it before the call). */
@@ -52,17 +77,42 @@ int coll_next_root(const struct coll_state *s);
 
 extern const struct coll_op coll_library[];    /* library.c, ends with {0} */
 extern const struct coll_op coll_algorithms[]; /* algorithms.c: bcast algorithms then the series, ends with {0} */
+extern const struct coll_op coll_twolevel[];   /* twolevel.c: node-aware bcast, reduce, allreduce, ends with {0} */
 
-/* Broadcast-style verification (library.c): the root's pattern over all of
- * sbuf, every other rank's sbuf poisoned; every rank checks all of sbuf. */
+/* Verification (library.c), shared by every method of a collective.
+ * Broadcast: the root's pattern over all of sbuf, every other rank's sbuf
+ * poisoned; every rank checks all of sbuf.  Reductions: exact integer sums. */
 void coll_bcast_fill(struct coll_state *s, long it);
 int coll_bcast_check(struct coll_state *s, long it, char *msg, size_t len);
+void coll_reduce_fill(struct coll_state *s, long it);
+int coll_reduce_check(struct coll_state *s, long it, char *msg, size_t len);
+int coll_allreduce_check(struct coll_state *s, long it, char *msg, size_t len);
+
+/* comms.c: the communicators of --comms, each with its node map. */
+enum { COMM_WORLD, COMM_DUP, COMM_SPLIT, COMM_NODE, NCOMMS };
+#define COLL_COMMS "world,dup,split,node"
+struct coll_comm {
+    const char *name; /* the CSV's comm column */
+    char label[48];   /* stdout group heading: "world: 8 ranks", "split: 4+4 ranks" */
+    MPI_Comm comm;    /* MPI_COMM_WORLD itself for world */
+    struct mb_nodes nodes;
+    int *local_of;
+};
+/* Opens the communicators selected in mask (bits COMM_*), in that order;
+ * returns how many.  Collective over MPI_COMM_WORLD. */
+int coll_comms_open(const struct mb_run *run, unsigned long mask, struct coll_comm *out);
+void coll_comms_close(struct coll_comm *c, int n);
 
 /* report.c: the stdout tables (rank 0) */
 struct coll_report {
     const char *root, *timing;
     long messages;
     size_t segment;
+    const struct coll_comm *comms;
+    int ncomms;
+    const char *const *roots;    /* the rooted rows' root parameter values ("0", "rotate", "3") */
+    const char *const *rootname; /* as the user wrote them ("same", "rotate", "3") */
+    int nroots;
 };
 void coll_report(const struct mb_run *run, const struct coll_report *info);
 #endif

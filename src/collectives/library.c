@@ -64,7 +64,7 @@ static double rsum(int lo, int hi, long it, size_t g)
     return e;
 }
 
-static void reduce_fill(struct coll_state *s, long it)
+void coll_reduce_fill(struct coll_state *s, long it)
 {
     double *in = (double *)s->sbuf, *out = (double *)s->rbuf;
     for (size_t g = 0; g < s->sbytes / 8; g++) in[g] = rv(s->rank, it, g);
@@ -109,7 +109,7 @@ static int reduce(struct coll_state *s, MPI_Request *r)
              : MPI_Reduce(s->sbuf, s->rbuf, I(s->count), D, MPI_SUM, s->root, s->comm);
 }
 
-static int reduce_check(struct coll_state *s, long it, char *msg, size_t len)
+int coll_reduce_check(struct coll_state *s, long it, char *msg, size_t len)
 {
     return s->rank == s->root ? reduce_expect(s, 0, s->size - 1, 0, it, msg, len) : 0;
 }
@@ -120,7 +120,7 @@ static int allreduce(struct coll_state *s, MPI_Request *r)
              : MPI_Allreduce(s->sbuf, s->rbuf, I(s->count), D, MPI_SUM, s->comm);
 }
 
-static int allreduce_check(struct coll_state *s, long it, char *msg, size_t len)
+int coll_allreduce_check(struct coll_state *s, long it, char *msg, size_t len)
 {
     return reduce_expect(s, 0, s->size - 1, 0, it, msg, len);
 }
@@ -230,16 +230,18 @@ static int alltoall_check(struct coll_state *s, long it, char *msg, size_t len)
 
 #define NB COLL_NB
 const struct coll_op coll_library[] = {
-    {"barrier", "library", NB | COLL_SYNC | COLL_NOSIZE, MUL_0, MUL_0, barrier, NULL, NULL},
-    {"bcast", "library", NB | COLL_ROOTED, MUL_1, MUL_0, bcast, coll_bcast_fill, coll_bcast_check},
-    {"reduce", "library", NB | COLL_ROOTED | COLL_DOUBLES, MUL_1, MUL_1, reduce, reduce_fill, reduce_check},
-    {"allreduce", "library", NB | COLL_DOUBLES, MUL_1, MUL_1, allreduce, reduce_fill, allreduce_check},
-    {"gather", "library", NB | COLL_ROOTED, MUL_1, MUL_P, gather, gather_fill, gather_check},
-    {"scatter", "library", NB | COLL_ROOTED, MUL_P, MUL_1, scatter, scatter_fill, scatter_check},
-    {"allgather", "library", NB, MUL_1, MUL_P, allgather, gather_fill, allgather_check},
-    {"alltoall", "library", NB, MUL_P, MUL_P, alltoall, alltoall_fill, alltoall_check},
-    {"reduce_scatter_block", "library", NB | COLL_DOUBLES, MUL_P, MUL_1, reduce_scatter_block, reduce_fill,
-     reduce_scatter_block_check},
-    {"scan", "library", NB | COLL_DOUBLES, MUL_1, MUL_1, scan, reduce_fill, scan_check},
+    {"barrier", "library", NB | COLL_SYNC | COLL_NOSIZE, MUL_0, MUL_0, barrier, NULL, NULL, AGG_NONE, NULL, NULL},
+    {"bcast", "library", NB | COLL_ROOTED, MUL_1, MUL_0, bcast, coll_bcast_fill, coll_bcast_check, AGG_P1, NULL, NULL},
+    {"reduce", "library", NB | COLL_ROOTED | COLL_DOUBLES, MUL_1, MUL_1, reduce, coll_reduce_fill, coll_reduce_check,
+     AGG_P1, NULL, NULL},
+    {"allreduce", "library", NB | COLL_DOUBLES, MUL_1, MUL_1, allreduce, coll_reduce_fill, coll_allreduce_check,
+     AGG_2P1, NULL, NULL},
+    {"gather", "library", NB | COLL_ROOTED, MUL_1, MUL_P, gather, gather_fill, gather_check, AGG_P1, NULL, NULL},
+    {"scatter", "library", NB | COLL_ROOTED, MUL_P, MUL_1, scatter, scatter_fill, scatter_check, AGG_P1, NULL, NULL},
+    {"allgather", "library", NB, MUL_1, MUL_P, allgather, gather_fill, allgather_check, AGG_PP1, NULL, NULL},
+    {"alltoall", "library", NB, MUL_P, MUL_P, alltoall, alltoall_fill, alltoall_check, AGG_PP1, NULL, NULL},
+    {"reduce_scatter_block", "library", NB | COLL_DOUBLES, MUL_P, MUL_1, reduce_scatter_block, coll_reduce_fill,
+     reduce_scatter_block_check, AGG_PP1, NULL, NULL},
+    {"scan", "library", NB | COLL_DOUBLES, MUL_1, MUL_1, scan, coll_reduce_fill, scan_check, AGG_P1, NULL, NULL},
     {0},
 };

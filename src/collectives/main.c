@@ -8,65 +8,103 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --tests words: selector index = position in this list. */
+/* --tests words: a word's bit = its position in this list.  A collective's
+ * name selects the library's call and, for bcast, reduce and allreduce, its
+ * two-level forms too; "bcast-2level" etc. select one two-level method. */
 #define LIB_TESTS                                                                                                  \
     "barrier,bcast,reduce,allreduce,gather,scatter,allgather,alltoall,reduce_scatter_block,scan"
 #define NB_TESTS                                                                                                   \
     "ibarrier,ibcast,ireduce,iallreduce,igather,iscatter,iallgather,ialltoall,ireduce_scatter_block,iscan"
-#define ALG_TESTS "bcast-binomial,bcast-chain,bcast-scatter-allgather,series"
-enum { NLIB = 10, SEL_ALG = 2 * NLIB, NSEL = SEL_ALG + 4 };
+#define ALG_TESTS "bcast-binomial,bcast-chain,bcast-tree-pipelined,bcast-scatter-allgather,series"
+#define TWO_TESTS                                                                                                  \
+    "bcast-2level,bcast-2level-shm,reduce-2level,reduce-2level-shm,allreduce-2level,allreduce-2level-shm"
+#define ALL_TESTS LIB_TESTS "," NB_TESTS "," ALG_TESTS "," TWO_TESTS
+enum { NLIB = 10, MAX_ROOTS = 8 };
 
-static unsigned long sel_tests;
+static unsigned long sel_tests, sel_comms;
 static const char *root_arg = "same";
 static int timing = 0; /* 0 osu, 1 subtract */
 static size_t segment = 8192;
 static long messages = 8;
-static int root_mode;    /* 0 fixed, 1 rotate */
-static long fixed_root;  /* with root_mode 0 */
+
+/* --root: a list of same | rotate | N, each a set of rows of the rooted tests */
+struct root {
+    int rotate, rank;   /* rank: the fixed root (same = 0) */
+    char word[16];      /* as written: "same", "rotate", "3" */
+    char param[16];     /* the rows' root parameter: "0", "rotate", "3" */
+};
+static struct root roots[MAX_ROOTS];
+static int nroots;
 
 static const struct mb_option options[] = {
-    {"tests", 't', MB_OPT_LIST, &sel_tests, 0, 0, LIB_TESTS "," NB_TESTS "," ALG_TESTS,
-     "collectives and algorithms to run (default: all)"},
+    {"tests", 't', MB_OPT_LIST, &sel_tests, 0, 0, ALL_TESTS, "collectives and algorithms to run (default: all)"},
+    {"comms", 0, MB_OPT_LIST, &sel_comms, 0, 0, COLL_COMMS,
+     "communicators: MPI_COMM_WORLD itself, a duplicate, its two halves, each node (world)"},
     {"root", 0, MB_OPT_STRING, &root_arg, 0, 0, NULL,
-     "root of rooted operations: same (rank 0), rotate (call number mod ranks) or a rank number (same)"},
+     "roots of rooted operations, a list of: same (rank 0), rotate (call number mod ranks), a rank number (same)"},
     {"timing", 0, MB_OPT_CHOICE, &timing, 0, 0, "osu,subtract",
      "osu: per-call time, barrier between calls; subtract: (collective+barrier loop) - barrier loop (osu)"},
-    {"segment", 0, MB_OPT_SIZE, &segment, 1, 1ll << 30, NULL, "segment size of the pipelined chain broadcast (8K)"},
+    {"segment", 0, MB_OPT_SIZE, &segment, 1, 1ll << 30, NULL,
+     "segment size of the pipelined chain and tree broadcasts (8K)"},
     {"messages", 0, MB_OPT_INT, &messages, 1, 65536, NULL, "series test: number m of successive messages (8)"},
     {0},
 };
 
 static const char *validate(void)
 {
-    static char msg[160];
-    long long r;
-    if (!strcmp(root_arg, "same")) {
-        root_mode = 0;
-        fixed_root = 0;
-    } else if (!strcmp(root_arg, "rotate")) {
-        root_mode = 1;
-    } else if (!mb_parse_long(root_arg, 0, INT_MAX, &r)) {
-        root_mode = 0;
-        fixed_root = (long)r;
-    } else {
-        snprintf(msg, sizeof msg, "--root must be same, rotate or a rank number, got '%s'", root_arg);
-        return msg;
+    static char msg[200];
+    nroots = 0;
+    for (const char *p = root_arg; p;) {
+        const char *c = strchr(p, ',');
+        int n = c ? (int)(c - p) : (int)strlen(p);
+        struct root r = {0};
+        long long v;
+        snprintf(r.word, sizeof r.word, "%.*s", n, p);
+        if (n >= (int)sizeof r.word || !n) {
+            snprintf(msg, sizeof msg, "--root must be a list of same, rotate or rank numbers, got '%s'", root_arg);
+            return msg;
+        }
+        if (!strcmp(r.word, "same")) {
+            snprintf(r.param, sizeof r.param, "0");
+        } else if (!strcmp(r.word, "rotate")) {
+            r.rotate = 1;
+            snprintf(r.param, sizeof r.param, "rotate");
+        } else if (!mb_parse_long(r.word, 0, INT_MAX, &v)) {
+            r.rank = (int)v;
+            snprintf(r.param, sizeof r.param, "%d", r.rank);
+        } else {
+            snprintf(msg, sizeof msg, "--root must be same, rotate or a rank number, got '%s'", r.word);
+            return msg;
+        }
+        for (int i = 0; i < nroots; i++)
+            if (!strcmp(roots[i].param, r.param)) {
+                snprintf(msg, sizeof msg, "--root lists root %s twice ('%s' and '%s')", r.param, roots[i].word,
+                         r.word);
+                return msg;
+            }
+        if (nroots == MAX_ROOTS) {
+            snprintf(msg, sizeof msg, "--root lists more than %d roots", MAX_ROOTS);
+            return msg;
+        }
+        roots[nroots++] = r;
+        p = c ? c + 1 : NULL;
     }
     return NULL;
 }
 
 static void list(void)
 {
-    printf("tests (--tests):\n  blocking:    %s\n  nonblocking: %s\n  algorithms:  %s\n", LIB_TESTS, NB_TESTS,
-           ALG_TESTS);
-    printf("methods (CSV): library; bcast: binomial, chain, scatter-allgather; series: bcast-loop, chain\n");
-    printf("root: same, rotate, N\ntiming: osu, subtract\n");
+    printf("tests (--tests):\n  blocking:    %s\n  nonblocking: %s\n  algorithms:  %s\n  two-level:   %s\n",
+           LIB_TESTS, NB_TESTS, ALG_TESTS, TWO_TESTS);
+    printf("methods (CSV): library; bcast: binomial, chain, tree-pipelined, scatter-allgather, 2level, 2level-shm; "
+           "reduce, allreduce: 2level, 2level-shm; series: bcast-loop, chain\n");
+    printf("comms: %s\nroot: same, rotate, N (a list)\ntiming: osu, subtract\n", COLL_COMMS);
 }
 
 static const struct mb_program program = {
     .name = "collectives",
-    .summary = "MPI collectives (blocking and nonblocking), user-level broadcast algorithms and the series test, "
-               "time per call over message sizes",
+    .summary = "MPI collectives (blocking and nonblocking), user-level broadcast algorithms, two-level (node-aware) "
+               "collectives and the series test, time per call over message sizes",
     .options = options,
     .flags = MB_USES_SIZES,
     .size_min = 0,
@@ -81,26 +119,31 @@ static const struct mb_program program = {
 
 struct test {
     const struct coll_op *op;
-    int nb;  /* the nonblocking form */
-    int sel; /* --tests bit */
+    int nb;              /* the nonblocking form */
+    unsigned long sel;   /* the --tests words that select it */
     char name[32];
 };
-static struct test tests[2 * NLIB + 8];
+static struct test tests[2 * NLIB + 16];
 static int ntests;
 
-static void collect_tests(void)
+static unsigned long word_bit(const char *w) { return 1ul << mb_choice_index(ALL_TESTS, w, strlen(w)); }
+
+static void add_tests(const struct coll_op *ops)
 {
-    for (int i = 0; coll_library[i].test; i++)
-        for (int nb = 0; nb < 2; nb++) {
+    for (int i = 0; ops[i].test; i++) {
+        const struct coll_op *op = &ops[i];
+        int lib = !strcmp(op->method, "library");
+        for (int nb = 0; nb <= (lib && (op->flags & COLL_NB) ? 1 : 0); nb++) {
             struct test *t = &tests[ntests++];
-            *t = (struct test){&coll_library[i], nb, nb * NLIB + i, ""};
-            snprintf(t->name, sizeof t->name, "%s%s", nb ? "i" : "", coll_library[i].test);
+            char word[64];
+            if (lib || !strcmp(op->test, "series"))
+                snprintf(word, sizeof word, "%s%s", nb ? "i" : "", op->test);
+            else
+                snprintf(word, sizeof word, "%s-%s", op->test, op->method);
+            *t = (struct test){op, nb, word_bit(word), ""};
+            if (strstr(op->method, "2level")) t->sel |= word_bit(op->test);
+            snprintf(t->name, sizeof t->name, "%s%s", nb ? "i" : "", op->test);
         }
-    for (int i = 0; coll_algorithms[i].test; i++) {
-        const struct coll_op *op = &coll_algorithms[i];
-        struct test *t = &tests[ntests++];
-        *t = (struct test){op, 0, strcmp(op->test, "series") ? SEL_ALG + i : SEL_ALG + 3, ""};
-        snprintf(t->name, sizeof t->name, "%s", op->test);
     }
 }
 
@@ -205,14 +248,17 @@ static const char *setup(struct coll_state *s, const struct test *t, size_t b)
     s->bytes = b;
     s->count = b / 8;
     s->calls = 0;
+    s->win = MPI_WIN_NULL;
+    s->shm = NULL;
     if (b > INT_MAX) return "message size exceeds INT_MAX";
     s->sbytes = mul(t->op->smul, s);
     s->rbytes = mul(t->op->rmul, s);
     s->sbuf = mb_alloc(s->sbytes);
     s->rbuf = mb_alloc(s->rbytes);
+    s->tbuf = mb_alloc(b);
     size_t nseg = b ? (b + s->segment - 1) / s->segment : 1;
     if ((size_t)s->messages > nseg) nseg = (size_t)s->messages;
-    s->reqs = calloc(nseg, sizeof *s->reqs);
+    s->reqs = calloc(2 * nseg, sizeof *s->reqs); /* the tree sends each segment twice */
     s->counts = calloc((size_t)s->size, sizeof *s->counts);
     s->displs = calloc((size_t)s->size, sizeof *s->displs);
     size_t chunk = (b + (size_t)s->size - 1) / (size_t)s->size;
@@ -221,54 +267,86 @@ static const char *setup(struct coll_state *s, const struct test *t, size_t b)
         s->displs[i] = (int)lo;
         s->counts[i] = (int)(hi - lo);
     }
-    return NULL;
+    return t->op->setup ? t->op->setup(s) : NULL;
 }
 
-static void teardown(struct coll_state *s)
+static void teardown(struct coll_state *s, const struct test *t)
 {
+    if (t->op->cleanup) t->op->cleanup(s);
     free(s->sbuf);
     free(s->rbuf);
+    free(s->tbuf);
     free(s->reqs);
     free(s->counts);
     free(s->displs);
-    s->sbuf = s->rbuf = NULL;
+    s->sbuf = s->rbuf = s->tbuf = NULL;
     s->reqs = NULL;
     s->counts = s->displs = NULL;
 }
 
-static void run_test(struct mb_run *run, struct coll_state *s, const struct test *t, size_t b)
+/* Every rank's verdict: its own reason, else fallback if another rank has one. */
+static const char *agree(const struct mb_run *run, const char *why, const char *fallback)
 {
+    int bad = why != NULL, any;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, run->world);
+    return why ? why : any ? fallback : NULL;
+}
+
+/* Bytes the whole operation moves (every instance of it: both halves of
+ * split, every node of node), in units of the message size. */
+static double agg_units(const struct mb_run *run, const struct coll_state *s, const struct coll_op *op)
+{
+    double P = s->size, f = 0, total;
+    switch (op->agg) {
+    case AGG_NONE: f = 0; break;
+    case AGG_P1: f = P - 1; break;
+    case AGG_2P1: f = 2 * (P - 1); break;
+    case AGG_PP1: f = P * (P - 1); break;
+    }
+    if (op->smul == MUL_M) f *= (double)s->messages;
+    if (s->rank != 0) f = 0; /* one contribution per instance */
+    MPI_Allreduce(&f, &total, 1, MPI_DOUBLE, MPI_SUM, run->world);
+    return total;
+}
+
+static void run_test(struct mb_run *run, struct coll_state *s, const struct test *t, size_t b,
+                     const struct coll_comm *c, const struct root *rt)
+{
+    static char err[MPI_MAX_ERROR_STRING + 64];
     const struct coll_op *op = t->op;
     struct mb_row row;
     mb_row_init(&row, t->name, op->method);
-    snprintf(row.comm, sizeof row.comm, "world");
+    snprintf(row.comm, sizeof row.comm, "%s", c->name);
     mb_param_opt(run, &row, "timing");
-    if (op->flags & COLL_ROOTED) { /* --root same and --root 0 measure the same thing */
-        if (root_mode)
-            mb_param(&row, "root", "rotate");
-        else
-            mb_param(&row, "root", "%ld", fixed_root);
-    }
-    if (strstr(op->method, "chain")) mb_param_opt(run, &row, "segment");
-    if (!strcmp(op->test, "series")) mb_param_opt(run, &row, "messages");
+    if (rt) mb_param(&row, "root", "%s", rt->param); /* --root same and --root 0 measure the same thing */
+    if (op->flags & COLL_SEGMENTED) mb_param_opt(run, &row, "segment");
+    if (op->smul == MUL_M) mb_param_opt(run, &row, "messages");
     if (!(op->flags & COLL_NOSIZE)) {
         row.bytes = (long long)b;
-        row.sent_bytes = (double)b * (strcmp(op->test, "series") ? 1.0 : (double)s->messages);
+        row.sent_bytes = (double)b * (op->smul == MUL_M ? (double)s->messages : 1.0);
     }
     mb_begin(run, &row);
-    const char *why = setup(s, t, b);
+    s->root_mode = rt ? rt->rotate : 0;
+    s->fixed_root = rt ? rt->rank : 0;
+    const char *why = NULL;
+    if (rt && !rt->rotate && rt->rank >= s->size) {
+        snprintf(err, sizeof err, "root %d is outside this communicator (%d ranks)", rt->rank, s->size);
+        why = err;
+    }
+    int ready = !why;
+    if (ready) why = setup(s, t, b);
+    why = agree(run, why, "not available on another rank");
     struct kern k = {s, t};
     if (!why) {
         /* one untimed call tells whether the library supports the operation */
-        int rc = one_call(&k), bad = rc != MPI_SUCCESS, any;
-        MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, run->world);
-        if (any) why = "the MPI library returned an error";
-        if (bad) {
-            static char err[MPI_MAX_ERROR_STRING + 64];
+        int rc = one_call(&k);
+        const char *mine = NULL;
+        if (rc != MPI_SUCCESS) {
             int len = 0;
             MPI_Error_string(rc, err, &len);
-            why = err;
+            mine = err;
         }
+        why = agree(run, mine, "the MPI library returned an error");
     }
     if (why) {
         mb_na(run, &row, "%s", why);
@@ -295,61 +373,96 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
                 nref++;
             }
         }
+        double units = agg_units(run, s, op);
+        if (units > 0 && row.t.median > 0) row.agg_mbps = units * (double)b / row.t.median / 1e6;
     }
-    teardown(s);
+    if (ready) teardown(s, t);
     mb_end(run, &row);
 }
 
 /* ------------------------------------------------------------ main */
 
+static void meta(struct mb_run *run, const struct coll_comm *comms, int ncomms)
+{
+    char m[2048], rootj[256] = "", commj[128] = "";
+    size_t n = 0;
+    for (int i = 0; i < nroots; i++) {
+        const struct root *r = &roots[i];
+        int quoted = r->rotate || !strcmp(r->word, "same");
+        n += (size_t)snprintf(rootj + n, sizeof rootj - n, "%s%s%s%s", i ? ", " : "", quoted ? "\"" : "",
+                              r->rotate ? "rotate" : quoted ? "same" : r->param, quoted ? "\"" : "");
+    }
+    if (nroots > 1) {
+        char one[256];
+        snprintf(one, sizeof one, "[%s]", rootj);
+        snprintf(rootj, sizeof rootj, "%s", one);
+    }
+    n = 0;
+    for (int i = 0; i < ncomms; i++)
+        n += (size_t)snprintf(commj + n, sizeof commj - n, "%s\"%s\"", i ? ", " : "", comms[i].name);
+    snprintf(m, sizeof m,
+             "{\"root\": %s, \"comms\": [%s], \"timing\": \"%s\", \"segment\": %zu, \"series_messages\": %ld, "
+             "\"reduction_datatype\": \"MPI_DOUBLE\", \"reduction_op\": \"MPI_SUM\"}",
+             rootj, commj, timing ? "subtract" : "osu", segment, messages);
+    if (timing && nref) {
+        size_t l = strlen(m) - 1; /* before the closing brace */
+        snprintf(m + l, sizeof m - l, ", \"barrier_reference_s\": {\"tests\": %d, \"min\": %.9g, \"max\": %.9g}}",
+                 nref, ref_min, ref_max);
+    }
+    mb_meta_add(run, "collectives", m);
+}
+
 int main(int argc, char **argv)
 {
-    collect_tests();
+    add_tests(coll_library);
+    add_tests(coll_algorithms);
+    add_tests(coll_twolevel);
     struct mb_run *run = mb_init(&argc, &argv, &program);
-    if (!root_mode && fixed_root >= run->nprocs)
-        mb_usage_error(run, "--root %ld is outside the communicator (ranks 0 to %d)", fixed_root, run->nprocs - 1);
+    for (int i = 0; i < nroots; i++)
+        if (!roots[i].rotate && roots[i].rank >= run->nprocs)
+            mb_usage_error(run, "--root %d is outside the communicator (ranks 0 to %d)", roots[i].rank,
+                           run->nprocs - 1);
     if (!sel_tests) sel_tests = ~0ul;
+    if (!sel_comms) sel_comms = 1ul << COMM_WORLD;
 
-    struct coll_state s = {.root_mode = root_mode, .fixed_root = (int)fixed_root, .segment = segment,
-                           .messages = messages};
-    MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
-    MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(s.comm, &s.rank);
-    MPI_Comm_size(s.comm, &s.size);
+    struct coll_comm comms[NCOMMS];
+    int ncomms = coll_comms_open(run, sel_comms, comms);
+    struct coll_state s = {.segment = segment, .messages = messages};
 
     size_t lo = run->opts.size_min, hi = run->opts.size_max;
     run->ntotal = 0;
     for (int i = 0; i < ntests; i++)
-        if (sel_tests >> tests[i].sel & 1)
-            for (size_t b = lo; b <= hi; b = mb_next_size(b)) run->ntotal += applies(&tests[i], b, lo);
-    for (int i = 0; i < ntests; i++)
-        if (sel_tests >> tests[i].sel & 1)
+        if (sel_tests & tests[i].sel)
             for (size_t b = lo; b <= hi; b = mb_next_size(b))
-                if (applies(&tests[i], b, lo)) run_test(run, &s, &tests[i], b);
-
-    char meta[1024], rootj[48];
-    if (root_mode)
-        snprintf(rootj, sizeof rootj, "\"rotate\"");
-    else if (!strcmp(root_arg, "same"))
-        snprintf(rootj, sizeof rootj, "\"same\"");
-    else
-        snprintf(rootj, sizeof rootj, "%ld", fixed_root);
-    snprintf(meta, sizeof meta,
-             "{\"root\": %s, \"timing\": \"%s\", \"segment\": %zu, \"series_messages\": %ld, "
-             "\"reduction_datatype\": \"MPI_DOUBLE\", \"reduction_op\": \"MPI_SUM\"}",
-             rootj, timing ? "subtract" : "osu", segment, messages);
-    if (timing && nref) {
-        size_t l = strlen(meta) - 1; /* before the closing brace */
-        snprintf(meta + l, sizeof meta - l, ", \"barrier_reference_s\": {\"tests\": %d, \"min\": %.9g, \"max\": %.9g}}",
-                 nref, ref_min, ref_max);
+                run->ntotal += applies(&tests[i], b, lo) * ncomms * (tests[i].op->flags & COLL_ROOTED ? nroots : 1);
+    for (int i = 0; i < ntests; i++) {
+        if (!(sel_tests & tests[i].sel)) continue;
+        int rooted = (tests[i].op->flags & COLL_ROOTED) != 0;
+        for (size_t b = lo; b <= hi; b = mb_next_size(b)) {
+            if (!applies(&tests[i], b, lo)) continue;
+            for (int c = 0; c < ncomms; c++) {
+                s.comm = comms[c].comm;
+                MPI_Comm_rank(s.comm, &s.rank);
+                MPI_Comm_size(s.comm, &s.size);
+                s.nodes = &comms[c].nodes;
+                s.local_of = comms[c].local_of;
+                for (int r = 0; r < (rooted ? nroots : 1); r++)
+                    run_test(run, &s, &tests[i], b, &comms[c], rooted ? &roots[r] : NULL);
+            }
+        }
     }
-    mb_meta_add(run, "collectives", meta);
+
+    meta(run, comms, ncomms);
     if (run->rank == 0) {
-        char rootname[32];
-        snprintf(rootname, sizeof rootname, "%s", root_mode ? "rotate" : root_arg);
-        struct coll_report info = {rootname, timing ? "subtract" : "osu", messages, segment};
+        const char *params[MAX_ROOTS], *words[MAX_ROOTS];
+        for (int i = 0; i < nroots; i++) {
+            params[i] = roots[i].param;
+            words[i] = roots[i].word;
+        }
+        struct coll_report info = {root_arg, timing ? "subtract" : "osu", messages, segment, comms, ncomms,
+                                   params, words, nroots};
         coll_report(run, &info);
     }
-    MPI_Comm_free(&s.comm);
+    coll_comms_close(comms, ncomms);
     return mb_finish(run);
 }

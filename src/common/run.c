@@ -356,11 +356,15 @@ int mb_finish(struct mb_run *run)
             fprintf(stderr, "%s: FAILED: %d of %d tests failed verification (first: %s); their rows say verified=no\n",
                     run->prog->name, run->nfailed, run->ndone, run->first_failed);
     }
+    /* The files are complete: a SIGTERM from now on must not replace the
+     * metadata.  Nobody exits before rank 0 is here: a rank exiting 1 (failed
+     * verification) makes the launcher signal the others. */
+    mb_term_release();
+    MPI_Barrier(run->world);
     mb_nodes_free(&run->nodes);
     MPI_Comm_free(&run->world);
     fflush(NULL);
     MPI_Finalize();
-    mb_term_release();
     mb_meta_release();
     free(run->rows);
     free(run->extra_meta);

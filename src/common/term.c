@@ -142,7 +142,7 @@ void mb_term_update(struct mb_run *run, const struct mb_row *row)
     free(prev);
 }
 
-/* Back to the default action, before the final metadata is written. */
+/* Back to the default action, once the final metadata is written. */
 void mb_term_release(void)
 {
     signal(SIGTERM, SIG_DFL);

@@ -1,0 +1,144 @@
+"""slurm/sweep --layouts: the threaded-MPI slides' layout table (nodes x ranks
+per node) for the two-level collectives in one sweep command, on the 4-node
+single-host Slurm test cluster (tests/slurm_cluster.py), and the table
+mpimb-report prints from it: reduce / bcast / allreduce x layouts x root
+same / rotate, one cell per set (MPI library · method).  Input checking and
+--dry-run need no cluster."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, bindir, run_mpi
+from slurm_cluster import SlurmCluster, missing_tools
+
+SWEEP = ROOT / "slurm" / "sweep"
+MPIMB_REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
+LAYOUTS = ["4x1", "1x4", "2x2"]
+
+
+def run(cmd: list[str | Path], env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(c) for c in cmd], check=False, capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--layouts", "4x1,4y1"], "--layouts needs NODESxPPN pairs of positive integers, e.g. 4x1,1x4, got '4y1'"),
+        (["--layouts", "0x4"], "got '0x4'"),
+        (["--layouts", "4x1,"], "--layouts needs a comma-separated list"),
+        (["--layouts", "2x2,02x2"], "--layouts lists '2x2' twice"),
+        (["--layouts", "4x1", "-N", "1"], "--layouts replaces --nodes and --ppn"),
+        (["--ppn", "2", "--layouts", "4x1"], "--layouts replaces --nodes and --ppn"),
+    ],
+)
+def test_layouts_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
+    p = run([SWEEP, "--results", tmp_path / "r", "--bindir", bindir("openmpi"), "-p", "collectives", *args],
+            timeout=60)
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sweep: ") and message in lines[0], p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("array", [False, True])
+def test_layouts_dry_run(tmp_path: Path, array: bool) -> None:
+    """One job (or one array) per layout, in the order given, each with its nodes and ranks per node."""
+    p = run([SWEEP, "--dry-run", "--results", tmp_path / "r", "--bindir", bindir("openmpi"), "--label", "lab",
+             "-p", "collectives", "--layouts", ",".join(LAYOUTS), *(["--array"] if array else [])], timeout=60)
+    assert p.returncode == 0, p.stderr
+    scripts = p.stdout.split("# ===== sbatch script ")[1:]
+    assert len(scripts) == 3
+    for lay, s in zip(LAYOUTS, scripts, strict=True):
+        n, r = lay.split("x")
+        assert f"#SBATCH --nodes={n}\n#SBATCH --ntasks-per-node={r}\n" in s
+        assert f"collectives-N{n}-ppn{r}" in s
+    assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------- the real cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"Slurm is not installed here (no {', '.join(missing)}); scripts/install-deps --test installs it")
+    if not (bindir("mpich") / "collectives").exists():
+        pytest.skip(f"{bindir('mpich')}/collectives not built (make test-builds)")
+    with SlurmCluster(tmp_path_factory.mktemp("slurm"), nodes=4, cpus=4) as c:  # 4 CPUs: 1x4 fits on a node
+        yield c
+
+
+def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> None:
+    """MPICH under srun --mpi=pmi2: MPI's node map is Slurm's (each emulated node a shared-memory
+    node), so the two-level algorithms run on 4, 1 and 2 nodes.  (Open MPI's mpiexec with two
+    daemons on one host crashed in MPI_Init's shared-memory transport here, before any mpimb code.)"""
+    results, label = tmp_path / "results", "layouts"
+    env = dict(cluster.env, MPIMB_SWEEP_POLL="1")
+    args = "collectives=-t bcast,reduce,allreduce --root same,rotate -m 8:16"
+    p = run([SWEEP, "--results", results, "--partition", cluster.partition, "--time", "10", "--label", label,
+             "--bindir", bindir("mpich"), "--mpi", "pmi2", "-p", "collectives", "--layouts", ",".join(LAYOUTS),
+             "--args", args, "--wait", "--", "--quick", "--verify"], env=env, timeout=1200)
+    assert p.returncode == 0, p.stdout + p.stderr + cluster.logs()
+    assert "3 of 3 job(s) completed, 0 failed" in p.stdout
+    c = run([ROOT / "slurm" / "collect", "--results", results, label], env=cluster.env, timeout=600)
+    assert c.returncode == 0, c.stdout + c.stderr
+    collected = results / label / "collected"
+    want_dirs = {"collectives-N{}-ppn{}".format(*x.split("x")) for x in LAYOUTS}
+    assert {d.name for d in collected.iterdir()} == want_dirs
+    if not MPIMB_REPORT.exists():
+        pytest.skip("no .venv (make venv): the table needs mpimb-report")
+    assert "Layouts: reduce / bcast / allreduce" in (results / label / "report.html").read_text()
+    t = run([MPIMB_REPORT, "table", collected], timeout=300)
+    assert t.returncode == 0, t.stderr
+    block = t.stdout.split("Layouts: reduce / bcast / allreduce × nodes × ranks per node × root — layouts\n", 1)[1]
+    lines = block.split("\n\n", 1)[0].splitlines()
+    # the layout groups, smallest first among equal rank counts: 4x1, 2x2, 1x4
+    assert re.match(r" +4x1 \(nodes x ppn\) +2x2 \(nodes x ppn\) +1x4 \(nodes x ppn\)$", lines[0]), lines[0]
+    sets = ["MPICH 4.0.2 · library", "MPICH 4.0.2 · 2level", "MPICH 4.0.2 · 2level-shm"]
+    assert re.split(r"\s{2,}", lines[1].strip()) == ["collective · root · bytes"] + sets * 3
+    rows = {}
+    for line in lines[3:]:
+        if "·" not in line[:30]:
+            break
+        name, *cells = re.split(r"\s{2,}", line.strip())
+        rows[name] = cells
+    want = [f"{t} · {r} · {b}" for t, roots in (("reduce", ("same", "rotate")), ("bcast", ("same", "rotate")),
+                                                ("allreduce", ("-",))) for r in roots for b in (8, 16)]
+    assert list(rows) == want
+    for name, cells in rows.items():
+        assert len(cells) == 9 and all(re.fullmatch(r"[\d.]+", x) for x in cells), (name, cells)
+    assert "ran as" not in block  # MPI's layout is Slurm's
+    for d in collected.iterdir():
+        (meta,) = (json.loads(f.read_text()) for f in d.glob("collectives-*.json"))
+        assert f"{meta['nnodes']}x{meta['ppn']}" == "{nodes}x{ppn}".format(**meta["slurm"])
+
+
+def test_layout_differs_from_mpis(tmp_path: Path) -> None:
+    """A run whose Slurm record says 2x1 while MPI saw one node of 2: the layout column is Slurm's
+    and the table says what MPI saw (as on a cluster whose launcher does not tell MPI the nodes)."""
+    run = run_mpi("openmpi", 2, "collectives", "--quick", "-m", "8:8", "-t", "allreduce", out=tmp_path / "c.csv")
+    assert run.returncode == 0, run.stderr
+    meta = run.meta()
+    assert (meta["nnodes"], meta["ppn"]) == (1, 2)
+    meta["slurm"] = {"job_id": "7", "config": "collectives-N2-ppn1", "nodes": 2, "ppn": 1}
+    run.json_path.write_text(json.dumps(meta))
+    if not MPIMB_REPORT.exists():
+        pytest.skip("no .venv (make venv): the table needs mpimb-report")
+    t = run_report(tmp_path)
+    assert "2x1 (nodes x ppn)" in t and "1x2 (nodes x ppn)" not in t, t
+    assert "2x1 ran as 1x2 shared-memory nodes" in t
+    assert re.search(r"allreduce · - · 8 +[\d.]+ +[\d.]+ +[\d.]+\n", t), t
+
+
+def run_report(d: Path) -> str:
+    p = run([MPIMB_REPORT, "table", d], timeout=300)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
