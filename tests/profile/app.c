@@ -1,15 +1,19 @@
-/* Collective calls that are right or deliberately wrong, for the checker
- * (MPIMB_PROF_CHECK=1) in tests/test_profile.py:
- *   mismatch ok     every collective the checker compares, used correctly
- *   mismatch root   MPI_Bcast with root 0 on rank 0 and root 1 elsewhere
+/* A tiny MPI application for the profiler's tests (tests/test_profile.py):
+ * collective calls that are right or deliberately wrong, for the checker
+ * (MPIMB_PROF_CHECK=1), and a job to kill.
+ *   app ok     every collective the checker compares, used correctly
+ *   app root   MPI_Bcast with root 0 on rank 0 and root 1 elsewhere
  *                   (without the checker: a hang or a wrong result)
- *   mismatch count  MPI_Allreduce of 2 ints on the last rank, 1 elsewhere
- *   mismatch type   MPI_Allreduce of MPI_INT on rank 0, MPI_FLOAT elsewhere
- *   mismatch v      MPI_Alltoallv where rank 0 expects one int more from rank 1 than it sends */
+ *   app count  MPI_Allreduce of 2 ints on the last rank, 1 elsewhere
+ *   app type   MPI_Allreduce of MPI_INT on rank 0, MPI_FLOAT elsewhere
+ *   app v      MPI_Alltoallv where rank 0 expects one int more from rank 1 than it sends
+ *   app hold   every rank writes its pid to hold-<rank>.pid, then allreduces for up to 120 s
+ *              (the test kills one rank meanwhile) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void ok(int rank, int size)
 {
@@ -69,8 +73,17 @@ int main(int argc, char **argv)
         if (rank == 0 && size > 1) rc[1] = 2;
         MPI_Alltoallv(s, c, d, MPI_INT, t, rc, d, MPI_INT, MPI_COMM_WORLD);
         free(c), free(s), free(t), free(rc);
+    } else if (!strcmp(mode, "hold")) {
+        char name[64];
+        snprintf(name, sizeof name, "hold-%d.pid", rank);
+        FILE *f = fopen(name, "w");
+        if (f) fprintf(f, "%d\n", (int)getpid()), fclose(f);
+        for (int i = 0; i < 12000; i++) {
+            MPI_Allreduce(x, y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            usleep(10000);
+        }
     } else {
-        if (rank == 0) fprintf(stderr, "mismatch: unknown mode '%s'\n", mode);
+        if (rank == 0) fprintf(stderr, "app: unknown mode '%s'\n", mode);
         MPI_Finalize();
         return 2;
     }
