@@ -20,7 +20,7 @@ import pytest
 from conftest import COLUMNS, ROOT, bindir, launcher
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
-from helpers import browser_check, cli  # noqa: E402
+from helpers import browser_check, cli
 
 APP = ROOT / "tests" / "profile" / "app.c"
 RING = ROOT / "tests" / "profile" / "ring.f90"
@@ -49,7 +49,8 @@ def run_profiled(lib: str, n: int, cmd: list[str], out: Path, env: dict[str, str
     e = {"MPIMB_PROF_OUT": str(out), **(env or {})}
     preload = str(profiler(lib, san))
     if san == "asan":  # the ASan runtime must come first in the initial library list
-        asan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+        asan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True,
+                              check=True).stdout.strip()
         preload = f"{os.path.realpath(asan)} {preload}"
         e.update({"HWLOC_COMPONENTS": "-pci", "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0",
                   "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
@@ -286,7 +287,7 @@ def test_lammps_report(lammps: dict[int, Path], tmp_path: Path, capsys: pytest.C
     assert any(x.startswith("MPI_Send ") and "pingpong latency [intra]" in x for x in ach.splitlines())
     assert "all point-to-point" in ach
     assert "wait mean s" in out and "MPIMB_PROF_SYNC=1" in out
-    ok, broken, spread, ink = browser_check(page, tmp_path)
+    ok, broken, _, ink = browser_check(page, tmp_path)
     assert ok == 1 and broken == 0, "the heat map must load"
     assert ink > 0.02
     # without benchmark results the tables still print, and a warning says what is missing
@@ -350,6 +351,21 @@ def test_checker(lib: str, tmp_path: Path) -> None:
                            ("v", "world rank 0 expects 8 B from world rank 1, which sends it 4 B")):
             r = run_profiled(lib, n, [str(exe), mode], tmp_path / mode, env=env, timeout=120)
             assert r.returncode != 0 and what in r.stderr, (mode, r.stderr)
+
+
+@pytest.mark.parametrize("lib,form", [("openmpi", "-x"), ("mpich", "-genv")])
+def test_launcher_forms(lib: str, form: str, tmp_path: Path) -> None:
+    """The launchers' own ways to set LD_PRELOAD, as docs/profile.md shows them."""
+    exe = build_app(lib, tmp_path)
+    out = tmp_path / "prof"
+    sets = {"LD_PRELOAD": str(profiler(lib)), "MPIMB_PROF_OUT": str(out)}
+    opts = [a for k, v in sets.items() for a in ((form, f"{k}={v}") if form == "-x" else (form, k, v))]
+    r = subprocess.run([*launcher(lib, 2), *opts, str(exe), "ok"], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path, check=False)
+    assert r.returncode == 0, r.stderr
+    p = Profile(out)
+    p.check_format(2)
+    assert p.calls("MPI_Alltoallv") == 2
 
 
 # ---------------------------------------------------------------- sanitizers, faults, settings
