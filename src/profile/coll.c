@@ -376,26 +376,29 @@ static const char *match_counts(const struct rec *all, int n, void *arg)
 
 static uint64_t type_size(MPI_Datatype dt) { return mbp_type_bytes(1, dt); }
 
+/* gatherv / scatterv: this rank's own block, unless the root's is in place
+ * (then the root's entry of its counts); the root checks every rank's. */
+static void rooted_v(struct mbp_acct *a, enum mbp_call id, MPI_Comm comm, const void *in_place_buf,
+                     const int *counts, MPI_Datatype counts_type, int own, MPI_Datatype own_type, int root)
+{
+    int at_root = is_root(comm, root), me = mbp_comm_rank(comm);
+    int in_place = at_root && mbp_is_in_place(in_place_buf) && !inter(comm);
+    set_bytes(a, in_place ? (uint64_t)counts[me] * type_size(counts_type) : mbp_type_bytes(own, own_type));
+    struct rec r = {.root = root, .bytes = a->bytes};
+    struct vexpect e = {counts, at_root && mbp.check ? type_size(counts_type) : 0, at_root};
+    finish(a, id, comm, &r, MPI_DATATYPE_NULL, match_counts, &e);
+}
+
 void mbp_c_gatherv(struct mbp_acct *a, enum mbp_call id, MPI_Comm comm, const void *sbuf, int sc, MPI_Datatype st,
                    const int *rcounts, MPI_Datatype rt, int root)
 {
-    int at_root = is_root(comm, root), me = mbp_comm_rank(comm);
-    int in_place = at_root && mbp_is_in_place(sbuf) && !inter(comm);
-    set_bytes(a, in_place ? (uint64_t)rcounts[me] * type_size(rt) : mbp_type_bytes(sc, st));
-    struct rec r = {.root = root, .bytes = a->bytes};
-    struct vexpect e = {rcounts, at_root && mbp.check ? type_size(rt) : 0, at_root};
-    finish(a, id, comm, &r, MPI_DATATYPE_NULL, match_counts, &e);
+    rooted_v(a, id, comm, sbuf, rcounts, rt, sc, st, root);
 }
 
 void mbp_c_scatterv(struct mbp_acct *a, enum mbp_call id, MPI_Comm comm, const int *scounts, MPI_Datatype st,
                     const void *rbuf, int rc, MPI_Datatype rt, int root)
 {
-    int at_root = is_root(comm, root), me = mbp_comm_rank(comm);
-    int in_place = at_root && mbp_is_in_place(rbuf) && !inter(comm);
-    set_bytes(a, in_place ? (uint64_t)scounts[me] * type_size(st) : mbp_type_bytes(rc, rt));
-    struct rec r = {.root = root, .bytes = a->bytes};
-    struct vexpect e = {scounts, at_root && mbp.check ? type_size(st) : 0, at_root};
-    finish(a, id, comm, &r, MPI_DATATYPE_NULL, match_counts, &e);
+    rooted_v(a, id, comm, rbuf, scounts, st, rc, rt, root);
 }
 
 static uint64_t counts_hash(const int *counts, int n, uint64_t size)
@@ -500,20 +503,23 @@ void mbp_c_neigh(struct mbp_acct *a, enum mbp_call id, MPI_Comm comm, long count
     finish(a, id, comm, &r, MPI_DATATYPE_NULL, NULL, NULL);
 }
 
-void mbp_c_neighv(struct mbp_acct *a, enum mbp_call id, MPI_Comm comm, const int *counts, MPI_Datatype dt)
+/* neighbor_alltoallv / w: the sum over this rank's out-neighbours */
+static void neigh_sum(struct mbp_acct *a, enum mbp_call id, MPI_Comm comm, const int *counts, const void *types,
+                      MPI_Datatype dt, int fortran)
 {
     uint64_t bytes = 0;
-    for (int i = 0, n = outdegree(comm); i < n; i++) bytes += a2a_bytes(counts, NULL, dt, 0, i);
+    for (int i = 0, n = outdegree(comm); i < n; i++) bytes += a2a_bytes(counts, types, dt, fortran, i);
     set_bytes(a, bytes);
     struct rec r = {.root = -1};
     finish(a, id, comm, &r, MPI_DATATYPE_NULL, NULL, NULL);
 }
 
+void mbp_c_neighv(struct mbp_acct *a, enum mbp_call id, MPI_Comm comm, const int *counts, MPI_Datatype dt)
+{
+    neigh_sum(a, id, comm, counts, NULL, dt, 0);
+}
+
 void mbp_c_neighw(struct mbp_acct *a, enum mbp_call id, MPI_Comm comm, const int *counts, const void *types, int fortran)
 {
-    uint64_t bytes = 0;
-    for (int i = 0, n = outdegree(comm); i < n; i++) bytes += a2a_bytes(counts, types, MPI_DATATYPE_NULL, fortran, i);
-    set_bytes(a, bytes);
-    struct rec r = {.root = -1};
-    finish(a, id, comm, &r, MPI_DATATYPE_NULL, NULL, NULL);
+    neigh_sum(a, id, comm, counts, types, MPI_DATATYPE_NULL, fortran);
 }

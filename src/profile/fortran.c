@@ -79,56 +79,56 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are read
 
 #pragma GCC diagnostic ignored "-Wunused-variable" /* not every converted value is accounted */
 
-#define MBP_F_WRAPPER(sym, lib, name, params, acct)                                   \
-    extern void lib(MBP_MAP(MBP_FDECL, MBP_UNPAREN params), MPI_Fint *ierr) __attribute__((weak)); \
-    MBP_API void sym(MBP_MAP(MBP_FDECL, MBP_UNPAREN params), MPI_Fint *ierr);         \
-    void sym(MBP_MAP(MBP_FDECL, MBP_UNPAREN params), MPI_Fint *ierr)                  \
-    {                                                                                 \
-        if (!mbp.on) {                                                                \
-            lib(MBP_MAP(MBP_FARG, MBP_UNPAREN params), ierr);                         \
-            return;                                                                   \
-        }                                                                             \
-        MBP_SMAP(MBP_FLOCAL, MBP_UNPAREN params)                                      \
-        int rc;                                                                       \
-        MBP_BODY(name, acct, lib(MBP_MAP(MBP_FARG, MBP_UNPAREN params), ierr);        \
-                 rc = ierr ? (int)*ierr : MPI_SUCCESS);                               \
-        (void)rc; /* read by the persistent-request accounting only */               \
+#define MBP_F_WRAPPER(sym, lib, name, params, acct)                                                 \
+    extern void lib(MBP_MAP(MBP_FDECL, MBP_UNPAREN params), MPI_Fint *ierr) __attribute__((weak));  \
+    MBP_API void sym(MBP_MAP(MBP_FDECL, MBP_UNPAREN params), MPI_Fint *ierr);                       \
+    void sym(MBP_MAP(MBP_FDECL, MBP_UNPAREN params), MPI_Fint *ierr)                                \
+    {                                                                                               \
+        if (!mbp.on) {                                                                              \
+            lib(MBP_MAP(MBP_FARG, MBP_UNPAREN params), ierr);                                       \
+            return;                                                                                 \
+        }                                                                                           \
+        MBP_SMAP(MBP_FLOCAL, MBP_UNPAREN params)                                                    \
+        int rc;                                                                                     \
+        MBP_BODY(name, acct, lib(MBP_MAP(MBP_FARG, MBP_UNPAREN params), ierr);                      \
+                 rc = ierr ? (int)*ierr : MPI_SUCCESS);                                             \
+        (void)rc; /* read by the persistent-request accounting only */                              \
     }
 
 /* Start and end of the profile from Fortran (ierr may be absent in mpi_f08) */
-#define MBP_F_LIFE(pre, lib, post)                                                    \
-    extern void lib(init, post)(MPI_Fint *ierr) __attribute__((weak));                \
-    extern void lib(init_thread, post)(MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak)); \
-    extern void lib(finalize, post)(MPI_Fint *ierr) __attribute__((weak));            \
-    MBP_API void pre##init##post(MPI_Fint *ierr);                                     \
-    void pre##init##post(MPI_Fint *ierr)                                              \
-    {                                                                                 \
-        uint64_t t = mbp_ticks_slow();                                          \
-        lib(init, post)(ierr);                                                        \
-        int provided = MPI_THREAD_SINGLE;                                             \
-        PMPI_Query_thread(&provided);                                                 \
-        if (!ierr || *ierr == MPI_SUCCESS)                                            \
-            mbp_start_profile(MPI_THREAD_SINGLE, provided, (double)(mbp_ticks_slow() - t) * 1e-9); \
-    }                                                                                 \
-    MBP_API void pre##init_thread##post(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr); \
-    void pre##init_thread##post(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) \
-    {                                                                                 \
-        uint64_t t = mbp_ticks_slow();                                          \
-        lib(init_thread, post)(required, provided, ierr);                             \
-        if (!ierr || *ierr == MPI_SUCCESS)                                            \
-            mbp_start_profile(*required, *provided, (double)(mbp_ticks_slow() - t) * 1e-9); \
-    }                                                                                 \
-    MBP_API void pre##finalize##post(MPI_Fint *ierr);                                 \
-    void pre##finalize##post(MPI_Fint *ierr)                                          \
-    {                                                                                 \
-        mbp_finish_profile();                                                         \
-        lib(finalize, post)(ierr);                                                    \
+#define MBP_F_LIFE(pre, lib, post)                                                                  \
+    extern void lib(init, post)(MPI_Fint *ierr) __attribute__((weak));                              \
+    extern void lib(init_thread, post)(MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));   \
+    extern void lib(finalize, post)(MPI_Fint *ierr) __attribute__((weak));                          \
+    MBP_API void pre##init##post(MPI_Fint *ierr);                                                   \
+    void pre##init##post(MPI_Fint *ierr)                                                            \
+    {                                                                                               \
+        uint64_t t = mbp_ticks_slow();                                                              \
+        lib(init, post)(ierr);                                                                      \
+        int provided = MPI_THREAD_SINGLE;                                                           \
+        PMPI_Query_thread(&provided);                                                               \
+        if (!ierr || *ierr == MPI_SUCCESS)                                                          \
+            mbp_start_profile(MPI_THREAD_SINGLE, provided, (double)(mbp_ticks_slow() - t) * 1e-9);  \
+    }                                                                                               \
+    MBP_API void pre##init_thread##post(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);    \
+    void pre##init_thread##post(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)             \
+    {                                                                                               \
+        uint64_t t = mbp_ticks_slow();                                                              \
+        lib(init_thread, post)(required, provided, ierr);                                           \
+        if (!ierr || *ierr == MPI_SUCCESS)                                                          \
+            mbp_start_profile(*required, *provided, (double)(mbp_ticks_slow() - t) * 1e-9);         \
+    }                                                                                               \
+    MBP_API void pre##finalize##post(MPI_Fint *ierr);                                               \
+    void pre##finalize##post(MPI_Fint *ierr)                                                        \
+    {                                                                                               \
+        mbp_finish_profile();                                                                       \
+        lib(finalize, post)(ierr);                                                                  \
     }
 
 #if defined(OPEN_MPI)
-#define MBP_OMPI_F77(name, fam, buf, params, acct) \
+#define MBP_OMPI_F77(name, fam, buf, params, acct)                                                  \
     MBP_F_WRAPPER(MBP_SYM(mpi_, name, _), MBP_SYM(pmpi_, name, _), name, params, acct)
-#define MBP_OMPI_F08(name, fam, buf, params, acct) \
+#define MBP_OMPI_F08(name, fam, buf, params, acct)                                                  \
     MBP_F_WRAPPER(MBP_SYM(mpi_, name, _f08_), MBP_SYM(pmpi_, name, _f08_), name, params, acct)
 MBP_CALLS(MBP_OMPI_F77)
 MBP_CALLS(MBP_OMPI_F08)
@@ -138,7 +138,7 @@ MBP_F_LIFE(mpi_, MBP_PMPI, _f08_)
 
 #elif defined(MPICH_VERSION)
 #define MBP_MPICH_F08_B(name, params, acct)
-#define MBP_MPICH_F08_N(name, params, acct) \
+#define MBP_MPICH_F08_N(name, params, acct)                                                         \
     MBP_F_WRAPPER(MBP_SYM(mpi_, name, _f08_), MBP_SYM(pmpir_, name, _f08_), name, params, acct)
 #define MBP_MPICH_F08(name, fam, buf, params, acct) MBP_MPICH_F08_##buf(name, params, acct)
 MBP_CALLS(MBP_MPICH_F08)

@@ -179,10 +179,10 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
 #define PRE_RECV(count, dt) mbp_size(&a, count, dt)
 #define POST_RECV(count, dt)
 #define PRE_PSEND(count, dt, dest, comm, req) mbp_size(&a, count, dt)
-#define POST_PSEND(count, dt, dest, comm, req) \
+#define POST_PSEND(count, dt, dest, comm, req)                                                      \
     if (rc == MPI_SUCCESS) mbp_persist_add(MBP_REQ1(req), a.bytes, mbp_world_rank(comm, dest))
 #define PRE_PRECV(count, dt, req) mbp_size(&a, count, dt)
-#define POST_PRECV(count, dt, req) \
+#define POST_PRECV(count, dt, req)                                                                  \
     if (rc == MPI_SUCCESS) mbp_persist_add(MBP_REQ1(req), a.bytes, -1)
 #define PRE_START(req) mbp_start(&a, MBP_REQ1(req), 1)
 #define POST_START(req)
@@ -192,7 +192,7 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
 #define POST_RFREE(req)
 #define PRE_RMA(count, dt, target, win) mbp_rma(&a, mbp_type_bytes(count, dt), target, win)
 #define POST_RMA(count, dt, target, win)
-#define PRE_RMA2(c1, d1, c2, d2, target, win) \
+#define PRE_RMA2(c1, d1, c2, d2, target, win)                                                       \
     mbp_rma(&a, mbp_type_bytes(c1, d1) + mbp_type_bytes(c2, d2), target, win)
 #define POST_RMA2(c1, d1, c2, d2, target, win)
 #define PRE_BARRIER(comm) mbp_c_barrier(&a, id, comm)
@@ -213,7 +213,7 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
 #define POST_ALLGV(comm, sb, sc, st, rcs, rt)
 #define PRE_ALLTOALLV(comm, sb, scs, st, rcs, rt) mbp_c_alltoallv(&a, id, comm, sb, scs, st, rcs, rt)
 #define POST_ALLTOALLV(comm, sb, scs, st, rcs, rt)
-#define PRE_ALLTOALLW(comm, sb, scs, sts, rcs, rts) \
+#define PRE_ALLTOALLW(comm, sb, scs, sts, rcs, rts)                                                 \
     mbp_c_alltoallw(&a, id, comm, sb, scs, (const void *)(sts), rcs, (const void *)(rts), MBP_FORTRAN)
 #define POST_ALLTOALLW(comm, sb, scs, sts, rcs, rts)
 #define PRE_RSCAT(comm, rcs, dt, op) mbp_c_rscat(&a, id, comm, rcs, dt, op)
@@ -227,16 +227,16 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
 
 /* The wrapper body shared by the C and Fortran wrappers: CALL is the
  * library call, which sets the local rc. */
-#define MBP_BODY(name, acct, CALL)                \
-    const enum mbp_call id = MBP_##name;         \
-    struct mbp_acct a = {.bin = MBP_NOSIZE};     \
-    (void)id;                                    \
-    if (mbp.check) mbp_caller = __builtin_return_address(0); \
-    MBP_PRE(acct);                               \
-    uint64_t t0 = mbp_ticks();                   \
-    CALL;                                        \
-    uint64_t t1 = mbp_ticks();                   \
-    MBP_POST(acct);                              \
+#define MBP_BODY(name, acct, CALL)                                                                  \
+    const enum mbp_call id = MBP_##name;                                                            \
+    struct mbp_acct a = {.bin = MBP_NOSIZE};                                                        \
+    (void)id;                                                                                       \
+    if (mbp.check) mbp_caller = __builtin_return_address(0);                                        \
+    MBP_PRE(acct);                                                                                  \
+    uint64_t t0 = mbp_ticks();                                                                      \
+    CALL;                                                                                           \
+    uint64_t t1 = mbp_ticks();                                                                      \
+    MBP_POST(acct);                                                                                 \
     mbp_record(id, &a, t1 - t0)
 
 #endif

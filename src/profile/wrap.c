@@ -34,13 +34,13 @@
 #define MBP_REQ1(p) (const void *)(p), 0
 #define MBP_REQA(p) (const void *)(p), 0
 
-#define MBP_C_WRAPPER(name, fam, buf, params, acct)                                       \
-    MBP_API int MPI_##name(MBP_MAP(MBP_CDECL, MBP_UNPAREN params))                        \
-    {                                                                                     \
-        if (!mbp.on) return PMPI_##name(MBP_MAP(MBP_CARG, MBP_UNPAREN params));           \
-        int rc;                                                                           \
-        MBP_BODY(name, acct, rc = PMPI_##name(MBP_MAP(MBP_CARG, MBP_UNPAREN params)));    \
-        return rc;                                                                        \
+#define MBP_C_WRAPPER(name, fam, buf, params, acct)                                                 \
+    MBP_API int MPI_##name(MBP_MAP(MBP_CDECL, MBP_UNPAREN params))                                  \
+    {                                                                                               \
+        if (!mbp.on) return PMPI_##name(MBP_MAP(MBP_CARG, MBP_UNPAREN params));                     \
+        int rc;                                                                                     \
+        MBP_BODY(name, acct, rc = PMPI_##name(MBP_MAP(MBP_CARG, MBP_UNPAREN params)));              \
+        return rc;                                                                                  \
     }
 MBP_CALLS(MBP_C_WRAPPER)
 
