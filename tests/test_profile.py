@@ -259,6 +259,23 @@ def test_lammps_totals(lammps: dict[int, Path], n: int) -> None:
         assert p.row("MPI_Allreduce", method="sync-wait")["calls"] == p.row("MPI_Allreduce")["calls"]
 
 
+def test_threads_multiple_exact(tmp_path: Path) -> None:
+    """Under MPI_THREAD_MULTIPLE, with threads sending concurrently (the threads program), the counts
+    stay exact (atomic updates): the matrix equals Open MPI's PML monitoring pair by pair."""
+    exe = bindir("openmpi") / "threads"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    mon = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
+           "--mca", "pml_monitoring_filename", str(tmp_path / "mon")]
+    r = run_profiled("openmpi", 2, [str(exe), "--quick", "-o", str(tmp_path / "t.csv")], tmp_path / "prof",
+                     launch_extra=mon)
+    assert r.returncode == 0, r.stderr[-3000:]
+    p = Profile(tmp_path / "prof")
+    p.check_format(2)
+    assert p.meta["mpi"]["thread_level_provided"] == "multiple"
+    assert p.pairs() == ompi_monitoring(tmp_path / "mon", 2)
+
+
 def test_lammps_report(lammps: dict[int, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """mpimb-report profile on the LAMMPS run plus pingpong and collectives results of this machine:
     the application's tables and the achieved / achievable table with numbers; the HTML renders."""
