@@ -115,8 +115,8 @@ $(BUILD)/pic/common/meta.o: $(BUILD)/buildinfo
 $(BUILD)/pic/profile/fortran.o: $(BUILD)/pic/profile/lcnames.h
 $(BUILD)/pic/profile/lcnames.h: src/profile/calls.h src/profile/lcnames.in | check-mpicc
 	@mkdir -p $(@D)
-	$(MPICC) -E -P -Isrc/profile -x c src/profile/lcnames.in | tr ' ' '\n' | \
-	  awk '/^MBP_NAME_/ {n = substr($$0, 10); printf "#define MBP_LC_%s %s\n", n, tolower(n)}' > $@
+	$(MPICC) -E -P -Isrc/profile -x c src/profile/lcnames.in > $@.i
+	tr ' ' '\n' < $@.i | awk '/^MBP_NAME_/ {n = substr($$0, 10); printf "#define MBP_LC_%s %s\n", n, tolower(n)}' > $@
 $(PROF_LIB): $(PROF_OBJ) | check-mpicc
 	@mkdir -p $(@D)
 	$(MPICC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
