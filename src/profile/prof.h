@@ -165,7 +165,7 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
 
 /* How the accounting of each table entry expands (calls.h: the last field).
  * PRE_x runs before the timed call, POST_x after it; `a` and `id` are the
- * wrapper's locals.  MBP_REQ1 / MBP_REQA / MBP_DTA / MBP_FORTRAN differ
+ * wrapper's locals.  MBP_REQ1 / MBP_REQA / MBP_FORTRAN differ
  * between the C and the Fortran wrappers. */
 #define MBP_PRE(acct) MBP_CAT(PRE_, acct)
 #define MBP_POST(acct) MBP_CAT(POST_, acct)
