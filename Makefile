@@ -53,7 +53,7 @@ ifeq ($(MPI),smpi)
 endif
 LDLIBS  += -lhwloc -lm -lpthread
 
-PROGRAMS := $(sort $(filter-out common,$(notdir $(wildcard src/*))))
+PROGRAMS := $(sort $(filter-out common profile,$(notdir $(wildcard src/*))))
 COMMON_SRC := $(wildcard src/common/*.c)
 COMMON_OBJ := $(COMMON_SRC:src/%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -95,6 +95,34 @@ $(BUILD)/buildinfo: FORCE
 $(BUILD)/obj/%.o: src/%.c | check-mpicc
 	@mkdir -p $(@D)
 	$(MPICC) $(CFLAGS) -Isrc/common -MMD -MP -c -o $@ $<
+
+# ---------------------------------------------------------------- profiler
+# libmpimb-prof.so (src/profile, docs/profile.md): the PMPI interposition
+# library, used with LD_PRELOAD.  Position-independent objects of its own
+# and of src/common (the one results writer) in $(BUILD)/pic, symbols hidden
+# but the MPI ones.  Lands in $(BUILD)/lib, copied beside the programs for
+# the root build.  Not for SimGrid (all ranks share one process there).
+PROF_LIB := $(BUILD)/lib/libmpimb-prof.so
+PROF_OBJ := $(patsubst src/%.c,$(BUILD)/pic/%.o,$(wildcard src/profile/*.c) $(COMMON_SRC))
+ifneq ($(MPI),smpi)
+all: $(PROF_LIB) $(if $(filter .,$(BINDIR)),./libmpimb-prof.so)
+endif
+$(BUILD)/pic/%.o: src/%.c | check-mpicc
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -fPIC -fvisibility=hidden -Isrc/common -I$(BUILD)/pic/profile -MMD -MP -c -o $@ $<
+$(BUILD)/pic/common/meta.o: CFLAGS += $(BUILDINFO)
+$(BUILD)/pic/common/meta.o: $(BUILD)/buildinfo
+# Fortran symbols are lower case: their names come from the call table.
+$(BUILD)/pic/profile/fortran.o: $(BUILD)/pic/profile/lcnames.h
+$(BUILD)/pic/profile/lcnames.h: src/profile/calls.h src/profile/lcnames.in | check-mpicc
+	@mkdir -p $(@D)
+	$(MPICC) -E -P -Isrc/profile -x c src/profile/lcnames.in > $@.i
+	tr ' ' '\n' < $@.i | awk '/^MBP_NAME_/ {n = substr($$0, 10); printf "#define MBP_LC_%s %s\n", n, tolower(n)}' > $@
+$(PROF_LIB): $(PROF_OBJ) | check-mpicc
+	@mkdir -p $(@D)
+	$(MPICC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
+./libmpimb-prof.so: $(PROF_LIB) FORCE
+	@cmp -s $< $@ || cp $< $@
 
 # C unit tests: plain programs linked with the harness (MPI only where needed).
 $(BUILD)/tests/%: tests/unit/%.c $(COMMON_OBJ) | check-mpicc
@@ -152,6 +180,6 @@ lint: venv
 	$(VENV)/bin/mypy analysis/mpimb
 
 clean:
-	rm -rf build $(PROGRAMS)
+	rm -rf build $(PROGRAMS) libmpimb-prof.so
 distclean: clean
 	rm -rf $(VENV)

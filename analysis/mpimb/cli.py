@@ -119,6 +119,20 @@ def cmd_model(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profile(a: argparse.Namespace) -> int:
+    from .profile import render, write_html
+
+    runs, _, warns = load(a.paths)
+    _warn(warns)
+    text, more = render(runs, a.format)
+    _warn(more)
+    sys.stdout.write(text)
+    if a.output:
+        write_html(runs, Path(a.output), warns + more)
+        print(f"report: {a.output}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Tables, plots and comparison reports from mpimb results "
                 "(CSV + JSON files or directories of them).")
@@ -168,6 +182,13 @@ def parser() -> argparse.ArgumentParser:
                    "instead of, or besides, a pingpong fit)")
     m.add_argument("--bandwidth", type=float, metavar="MB/S", help="bandwidth 1/β in 10^6 B/s")
     m.set_defaults(fn=cmd_model)
+
+    pr = sub.add_parser("profile", help="an application's MPI profile (libmpimb-prof.so) and, with pingpong/"
+                        "collectives results of the same machine, achieved / achievable per call and size")
+    pr.add_argument("paths", nargs="+", metavar="PATH", help="the profile's results and the benchmark results")
+    pr.add_argument("--format", choices=["text", "markdown", "latex", "csv"], default="text")
+    pr.add_argument("-o", "--output", metavar="FILE.html", help="also write a self-contained HTML page")
+    pr.set_defaults(fn=cmd_profile)
     return p
 
 

@@ -29,7 +29,7 @@ STR_COLS = schema.typed_columns("string")
 INT_COLS = schema.typed_columns("integer")
 FLOAT_COLS = [c for c in schema.typed_columns("number") if c not in INT_COLS]
 REQUIRED = ["run_id", "program", "test", "nprocs", "stop_reason", "label"]
-STOP_REASONS = {"ci", "max-reps", "budget"}
+STOP_REASONS = {"ci", "max-reps", "budget", "finalize"}  # finalize: program profile rows
 THREAD_LEVELS = {"single", "funneled", "serialized", "multiple"}
 VERIFIED = {"yes", "no", ""}
 META_REQUIRED = ["schema_version", "run_id", "program", "label", "complete", "nprocs"]
@@ -65,13 +65,21 @@ class Run:
         return bool(self.meta.get("simulated", False))
 
 
+MATRIX_SUFFIX = "-matrix.csv"  # a profile's communication matrix beside its results (mpimb.profile)
+
+
+def companion(p: Path) -> bool:
+    """A profile's matrix CSV (X-matrix.csv next to X.json): part of that run, not a run of its own."""
+    return p.name.endswith(MATRIX_SUFFIX) and p.with_name(p.name[: -len(MATRIX_SUFFIX)] + ".json").exists()
+
+
 def expand(paths: list[str]) -> list[Path]:
     """Files and directories -> the result CSVs they name (directories recursively)."""
     out: list[Path] = []
     problems: list[str] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(p.rglob("*.csv"))
+            found = sorted(f for f in p.rglob("*.csv") if not companion(f))
             if not found:
                 problems.append(f"{p}: no result files (*.csv) in this directory")
             out.extend(found)
@@ -263,7 +271,7 @@ def check_rows(path: Path, df: pd.DataFrame) -> list[str]:
     na = na_mask(df["stop_reason"])
     measured = ~na & (df["stop_reason"] != "")
     report(measured & ~df["stop_reason"].isin(STOP_REASONS),
-           lambda i: f"stop_reason {df['stop_reason'].iloc[i]!r} is not ci, max-reps, budget or 'n/a: reason'")
+           lambda i: f"stop_reason {df['stop_reason'].iloc[i]!r} is not ci, max-reps, budget, finalize or 'n/a: reason'")
     report(~df["thread_level"].isin(THREAD_LEVELS),
            lambda i: f"thread_level {df['thread_level'].iloc[i]!r} is not single/funneled/serialized/multiple")
     report(~df["verified"].isin(VERIFIED), lambda i: f"verified {df['verified'].iloc[i]!r} is not yes, no or empty")

@@ -14,6 +14,12 @@ const char *mb_fault_parse(const char *spec); /* NULL or why spec is bad */
 int mb_fault_here(const struct mb_run *run, const struct mb_row *row);
 int mb_fault_matched(void); /* did any test match? */
 
+/* run.c: the pieces of mb_init / mb_finish that libmpimb-prof.so reuses */
+char *mb_cmdline_json(int argc, char **argv); /* argv as a JSON array (malloc'd) */
+void mb_run_ids(struct mb_run *run);          /* label, run id, start time; collective */
+int mb_open_outputs(struct mb_run *run, char *err, size_t len); /* rank 0: CSV + initial JSON */
+void mb_costs_rss(struct mb_run *run);        /* peak RSS into mb_costs; collective */
+
 /* output.c */
 void mb_csv_header(FILE *f);
 void mb_csv_row(const struct mb_run *run, const struct mb_row *row);

@@ -60,6 +60,7 @@ struct mb_opts {
 };
 
 #define MB_USES_SIZES 1u /* the program sweeps message sizes (-m MIN:MAX) */
+#define MB_NOT_TIMED 2u  /* not a timed benchmark (libmpimb-prof.so): no harness options in the metadata */
 
 struct mb_program {
     const char *name;    /* "halocompare" */
@@ -106,6 +107,10 @@ struct mb_row {
     double cpu_pct;     /* CPU time over wall time, %; -1: empty */
     double mbps;
     double agg_mbps; /* bytes the whole operation moves per second / 10^6; 0: empty */
+    /* profile rows (libmpimb-prof.so): calls and bytes summed over ranks, and
+     * the world rank whose time is time_max_s; -1: empty (benchmarks) */
+    long long calls, total_bytes;
+    int slowest_rank;
     const char *verified; /* "yes", "no" or "" */
     int na;
     double wall; /* seconds the whole test took (progress line) */

@@ -228,11 +228,13 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     jstr(f, __VERSION__);
     fputs(", \"flags\": ", f);
     jstr(f, MB_CFLAGS);
-    fprintf(f, "},\n  \"options\": {\"quick\": %s, \"verify\": %s, \"timeout\": %g, \"reps\": %ld, "
-               "\"max_reps\": %ld, \"rel_ci\": %g, \"time_budget\": %g, \"min_rep_time\": %g, "
-               "\"warmup\": %ld, \"stat\": \"%s\"",
-            o->quick ? "true" : "false", o->verify ? "true" : "false", o->timeout, o->reps, o->max_reps, o->rel_ci,
-            o->time_budget, o->min_rep_time, o->warmup, mb_stat_name(o->stat));
+    fputs("},\n  \"options\": {", f);
+    if (!(run->prog->flags & MB_NOT_TIMED)) /* the profiler has no harness options: its settings are its own */
+        fprintf(f, "\"quick\": %s, \"verify\": %s, \"timeout\": %g, \"reps\": %ld, "
+                   "\"max_reps\": %ld, \"rel_ci\": %g, \"time_budget\": %g, \"min_rep_time\": %g, "
+                   "\"warmup\": %ld, \"stat\": \"%s\"",
+                o->quick ? "true" : "false", o->verify ? "true" : "false", o->timeout, o->reps, o->max_reps,
+                o->rel_ci, o->time_budget, o->min_rep_time, o->warmup, mb_stat_name(o->stat));
     if (run->prog->flags & MB_USES_SIZES) fprintf(f, ", \"sizes\": [%zu, %zu]", o->size_min, o->size_max);
     fputs("},\n  \"environment\": ", f);
     environment(f);

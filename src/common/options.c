@@ -152,13 +152,13 @@ static int explicit_common(const void *dest)
     return 0;
 }
 
-static const char *check_label(const char *l)
+const char *mb_check_label(const char *what, const char *l)
 {
-    if (strlen(l) > 63) return fail("--label must be at most 63 characters, got '%s'", l);
+    if (strlen(l) > 63) return fail("%s must be at most 63 characters, got '%s'", what, l);
     for (const char *p = l; *p; p++)
         if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '.' ||
               *p == '_' || *p == '-'))
-            return fail("--label may contain only letters, digits, '.', '_' and '-', got '%s'", l);
+            return fail("%s may contain only letters, digits, '.', '_' and '-', got '%s'", what, l);
     return NULL;
 }
 
@@ -232,7 +232,7 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     if (O.max_reps < O.reps)
         return fail("--max-reps (%ld) must be at least --reps (%ld)", O.max_reps, O.reps);
     if (O.rel_ci >= 1) return fail("--rel-ci must be below 1, got '%g'", O.rel_ci);
-    if (O.label && (err = check_label(O.label))) return err;
+    if (O.label && (err = mb_check_label("--label", O.label))) return err;
     O.stat = stat_idx < 0 ? MB_STAT_MEDIAN : (enum mb_stat)stat_idx;
     if (prog->flags & MB_USES_SIZES) {
         if (explicit_common(sizes)) {

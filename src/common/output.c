@@ -12,7 +12,7 @@ static const char *const columns =
     "run_id,program,test,method,comm,neighbors,periodic,bytes,nprocs,nnodes,ppn,threads,thread_level,params,"
     "iters,reps,stop_reason,time_min_s,time_median_s,time_mean_s,time_max_s,time_stddev_s,time_ci_lo_s,"
     "time_ci_hi_s,time_p90_s,time_p99_s,rank_min_s,rank_mean_s,reps_rejected,sync_error_s,cpu_pct,mbps,"
-    "agg_mbps,verified,label";
+    "agg_mbps,calls,total_bytes,slowest_rank,verified,label";
 
 void mb_csv_header(FILE *f) { fprintf(f, "%s\n", columns); }
 
@@ -85,6 +85,9 @@ void mb_csv_row(const struct mb_run *run, const struct mb_row *r)
     num(f, r->cpu_pct, m && r->cpu_pct >= 0);
     num(f, r->mbps, m && r->mbps > 0);
     num(f, r->agg_mbps, m && r->agg_mbps > 0);
+    integer(f, r->calls);
+    integer(f, r->total_bytes);
+    integer(f, r->slowest_rank);
     field(f, r->verified, 0);
     field(f, run->label, 1);
     fflush(f); /* a killed job keeps every finished row */

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char *cmdline_json(int argc, char **argv)
+char *mb_cmdline_json(int argc, char **argv)
 {
     size_t cap = 16;
     for (int i = 0; i < argc; i++) cap += 2 * strlen(argv[i]) + 4;
@@ -98,7 +98,7 @@ static int no_room(const char *path)
 }
 
 /* Rank 0: chooses the CSV/JSON paths and creates both files. */
-static int open_outputs(struct mb_run *run, char *err, size_t len)
+int mb_open_outputs(struct mb_run *run, char *err, size_t len)
 {
     const char *o = run->opts.output;
     char stamp[32], dir[4096] = "results";
@@ -187,11 +187,46 @@ void mb_nodes_free(struct mb_nodes *n)
     n->node_of = NULL;
 }
 
+/* Label and run id come from rank 0 so every row of the run agrees;
+ * collective over run->world. */
+void mb_run_ids(struct mb_run *run)
+{
+    char ids[sizeof run->label + sizeof run->run_id] = {0};
+    if (run->rank == 0) {
+        char stamp[32];
+        if (run->opts.label)
+            snprintf(run->label, sizeof run->label, "%s", run->opts.label);
+        else
+            default_label(run->label, sizeof run->label);
+        mb_utc_now(stamp, sizeof stamp, 1);
+        mb_utc_now(run->start_utc, sizeof run->start_utc, 0);
+        snprintf(run->run_id, sizeof run->run_id, "%s-%s-%04x", run->label, stamp,
+                 (unsigned)(getpid() ^ (unsigned)(MPI_Wtime() * 1e6)) & 0xffff);
+        memcpy(ids, run->label, sizeof run->label);
+        memcpy(ids + sizeof run->label, run->run_id, sizeof run->run_id);
+    }
+    MPI_Bcast(ids, (int)sizeof ids, MPI_CHAR, 0, run->world);
+    memcpy(run->label, ids, sizeof run->label);
+    memcpy(run->run_id, ids + sizeof run->label, sizeof run->run_id);
+}
+
+/* Peak memory per rank into the metadata's costs; collective over run->world. */
+void mb_costs_rss(struct mb_run *run)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    long rss = ru.ru_maxrss, rmax, rsum;
+    MPI_Reduce(&rss, &rmax, 1, MPI_LONG, MPI_MAX, 0, run->world);
+    MPI_Reduce(&rss, &rsum, 1, MPI_LONG, MPI_SUM, 0, run->world);
+    mb_costs.rss_max_kib = rmax;
+    mb_costs.rss_mean_kib = rsum / run->nprocs;
+}
+
 struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
 {
     struct mb_run *run = calloc(1, sizeof *run);
     run->prog = prog;
-    run->cmdline_json = cmdline_json(*argc, *argv); /* before getopt permutes argv */
+    run->cmdline_json = mb_cmdline_json(*argc, *argv); /* before getopt permutes argv */
     int action = 0;
     const char *err = mb_parse_options(*argc, *argv, prog, &run->opts, &action);
     run->thread_level_req = prog->thread_level_var ? *prog->thread_level_var : prog->thread_level;
@@ -217,28 +252,10 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     run->nnodes = run->nodes.nnodes;
     run->ppn = run->nodes.ppn;
 
-    /* label and run id come from rank 0 so every row of the run agrees */
-    char ids[sizeof run->label + sizeof run->run_id] = {0};
-    if (run->rank == 0) {
-        char stamp[32];
-        if (run->opts.label)
-            snprintf(run->label, sizeof run->label, "%s", run->opts.label);
-        else
-            default_label(run->label, sizeof run->label);
-        mb_utc_now(stamp, sizeof stamp, 1);
-        mb_utc_now(run->start_utc, sizeof run->start_utc, 0);
-        snprintf(run->run_id, sizeof run->run_id, "%s-%s-%04x", run->label, stamp,
-                 (unsigned)(getpid() ^ (unsigned)(MPI_Wtime() * 1e6)) & 0xffff);
-        memcpy(ids, run->label, sizeof run->label);
-        memcpy(ids + sizeof run->label, run->run_id, sizeof run->run_id);
-    }
-    MPI_Bcast(ids, (int)sizeof ids, MPI_CHAR, 0, run->world);
-    memcpy(run->label, ids, sizeof run->label);
-    memcpy(run->run_id, ids + sizeof run->label, sizeof run->run_id);
-
+    mb_run_ids(run);
     mb_meta_gather(run);
     char msg[512] = "";
-    if (run->rank == 0) open_outputs(run, msg, sizeof msg);
+    if (run->rank == 0) mb_open_outputs(run, msg, sizeof msg);
     MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, run->world);
     if (msg[0]) mb_usage_error(run, "%s", msg);
     mb_watchdog_start(prog->name, run->rank);
@@ -255,6 +272,7 @@ void mb_row_init(struct mb_row *row, const char *test, const char *method)
 {
     *row = (struct mb_row){.neighbors = -1, .periodic = -1, .threads = -1, .bytes = -1, .verified = "",
                            .reps_rejected = -1, .sync_error = -1, .cpu_pct = -1,
+                           .calls = -1, .total_bytes = -1, .slowest_rank = -1,
                            .t = {.rank_min = -1, .rank_mean = -1}};
     snprintf(row->test, sizeof row->test, "%s", test ? test : "");
     snprintf(row->method, sizeof row->method, "%s", method ? method : "");
@@ -328,13 +346,7 @@ void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json)
 int mb_finish(struct mb_run *run)
 {
     mb_watchdog_stop();
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    long rss = ru.ru_maxrss, rmax, rsum;
-    MPI_Reduce(&rss, &rmax, 1, MPI_LONG, MPI_MAX, 0, run->world);
-    MPI_Reduce(&rss, &rsum, 1, MPI_LONG, MPI_SUM, 0, run->world);
-    mb_costs.rss_max_kib = rmax;
-    mb_costs.rss_mean_kib = rsum / run->nprocs;
+    mb_costs_rss(run);
     int code = run->nfailed ? 1 : 0;
     if (run->rank == 0) {
         if (run->nfailed) {
