@@ -31,6 +31,7 @@ struct mb_costs {
 extern struct mb_costs mb_costs;
 
 /* meta.c: gathers hosts/binding (collective) and writes the JSON (rank 0). */
+extern const char mb_suite_version[]; /* VERSION, as the Makefile passed it */
 struct mb_meta_ranks;
 void mb_meta_gather(struct mb_run *run);
 int mb_meta_write(struct mb_run *run, int complete);
