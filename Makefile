@@ -134,6 +134,48 @@ unit: $(UNIT_BIN)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
+# ---------------------------------------------------------------- install, dist
+# GNU conventions (docs/install.md): PREFIX (or prefix), bindir, libdir,
+# datadir, docdir one by one, DESTDIR for staging.  What is installed is the
+# build of this configuration (MPI=, SAN=, BINDIR=), plus mpimb-report in its
+# own virtual environment under $(libdir)/mpimb/venv (REPORT=no: without it;
+# PIP_ARGS for an offline wheel directory).  make uninstall removes what the
+# install manifest ($(datadir)/mpimb/install-manifest) lists.
+PREFIX      ?= /usr/local
+prefix      ?= $(PREFIX)
+exec_prefix ?= $(prefix)
+bindir      ?= $(exec_prefix)/bin
+libdir      ?= $(exec_prefix)/lib
+datarootdir ?= $(prefix)/share
+datadir     ?= $(datarootdir)
+docdir      ?= $(datarootdir)/doc/mpimb
+PYTHON      ?= python3
+REPORT      ?= yes
+PROF_LIB    := $(if $(filter .,$(BINDIR)),libmpimb-prof.so,$(BUILD)/lib/libmpimb-prof.so)
+INSTALL_DIRS = --destdir '$(DESTDIR)' --prefix '$(prefix)' --bindir '$(bindir)' --libdir '$(libdir)' \
+               --datadir '$(datadir)' --docdir '$(docdir)'
+
+install: all
+	@scripts/install-tree install $(INSTALL_DIRS) --programs '$(PROGRAMS:%=$(BINDIR)/%)' \
+	    --prof-lib '$(PROF_LIB)' --python '$(PYTHON)' --report '$(REPORT)' --pip-args '$(PIP_ARGS)'
+
+uninstall:
+	@scripts/install-tree uninstall $(INSTALL_DIRS)
+
+# make dist: HEAD as mpimb-$(VERSION).tar.gz, its VERSION file also naming
+# the commit, so a build from the tarball (no .git) records both.
+DIST := mpimb-$(VERSION)
+dist:
+	@test -n "$(IN_GIT)" || { echo "make dist: needs the git checkout (this tree has no .git of its own)" >&2; exit 2; }
+	@git diff --quiet HEAD || echo "make dist: note: uncommitted changes are not in $(DIST).tar.gz (it is HEAD)" >&2
+	@rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist
+	@git archive --format=tar --prefix=$(DIST)/ HEAD | tar -x -C $(BUILD)/dist
+	@printf '%s\ncommit %s\n' '$(VERSION)' "$$(git rev-parse --short=12 HEAD)" > $(BUILD)/dist/$(DIST)/VERSION
+	@tar -C $(BUILD)/dist --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$$(git log -1 --format=%ct) \
+	    -cf - $(DIST) | gzip -n -9 > $(DIST).tar.gz
+	@rm -rf $(BUILD)/dist
+	@echo "make dist: $(DIST).tar.gz (commit $$(git rev-parse --short=12 HEAD))"
+
 # ---------------------------------------------------------------- set-up
 VENV := .venv
 PY   := $(VENV)/bin/python
