@@ -220,7 +220,7 @@ simulate:
 	scripts/simulate $(SIM_PROG) -n $(SIM_NP) --platform $(SIM_PLATFORM) -- $(SIM_ARGS)
 
 lint: venv
-	$(VENV)/bin/ruff check analysis tests
+	$(VENV)/bin/ruff check analysis tests integrations
 	$(VENV)/bin/mypy analysis/mpimb
 
 clean:

@@ -175,7 +175,7 @@ class site_pingpong(pingpong_base):
 def test_references_per_partition_apply(tmp_path: Path) -> None:
     site = tmp_path / "site_checks.py"
     site.write_text(SITE.format(libdir=str(RFM_DIR)))
-    p, cases = run_reframe(tmp_path / "run", checks=site)
+    _, cases = run_reframe(tmp_path / "run", checks=site)
     by_part = {c["partition"]: c for c in cases}
     assert set(by_part) == set(LIBS)
     assert by_part["mpich"]["result"] == "pass"  # no reference there

@@ -14,30 +14,29 @@ import sys
 import reframe as rfm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpimb_reframe import (collectives_base, halocompare_base, pingpong_base,  # noqa: E402
-                           rma_base, threads_base)
+import mpimb_reframe as lib  # beside this file
 
 
 @rfm.simple_test
-class mpimb_halocompare(halocompare_base):
+class mpimb_halocompare(lib.halocompare_base):
     descr = 'mpimb halocompare: 2-D halo exchange, MB/s per process per communicator'
 
 
 @rfm.simple_test
-class mpimb_pingpong(pingpong_base):
+class mpimb_pingpong(lib.pingpong_base):
     descr = 'mpimb pingpong: latency, ping-ping, bandwidths (OSU definitions)'
 
 
 @rfm.simple_test
-class mpimb_collectives(collectives_base):
+class mpimb_collectives(lib.collectives_base):
     descr = 'mpimb collectives: time per call (OSU timing)'
 
 
 @rfm.simple_test
-class mpimb_rma(rma_base):
+class mpimb_rma(lib.rma_base):
     descr = 'mpimb rma: put latency and bandwidth per synchronisation, beside send/receive'
 
 
 @rfm.simple_test
-class mpimb_threads(threads_base):
+class mpimb_threads(lib.threads_base):
     descr = 'mpimb threads: the cost of MPI_THREAD_MULTIPLE (MULTIPLE - SINGLE)'

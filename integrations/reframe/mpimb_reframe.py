@@ -11,6 +11,8 @@
 # Performance variables are read from the CSV with the standard library (csv,
 # json), so the tests need nothing besides ReFrame; their names are fixed by
 # the columns that identify a row (analysis/mpimb/schema/results.schema.json).
+#
+# ruff: noqa: RUF012 (ReFrame's test attributes are class-level lists by design)
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import re
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import parameter, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
 CSV = 'mpimb.csv'
