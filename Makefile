@@ -182,7 +182,7 @@ PY   := $(VENV)/bin/python
 deps:
 	@scripts/install-deps $(DEPS_ARGS)
 
-$(VENV)/.stamp: analysis/pyproject.toml
+$(VENV)/.stamp: analysis/pyproject.toml analysis/setup.py VERSION
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e './analysis[dev]'

@@ -227,7 +227,9 @@ def test_build_info_survives_quotes_in_cflags(tmp_path: Path) -> None:
         pytest.skip("mpicc.openmpi not installed")
     flags = "-O1 -DMB_TEST_NAME='\"it''s \\\"q\\\"\"'"
     b = tmp_path / "b"
-    sh(["make", "-j2", "MPI=openmpi", f"BUILD={b}", f"BINDIR={b}/bin", f"CFLAGS={flags}", f"{b}/bin/pingpong"], ROOT)
-    sh([str(b / "bin" / "pingpong"), "--quick", "--tests", "latency", "-o", "pp.csv"], tmp_path, timeout=120)
-    recorded = json.loads((tmp_path / "pp.json").read_text())["compiler"]["flags"]
+    sh(["make", "-j2", "MPI=openmpi", f"BUILD={b}", f"BINDIR={b}/bin", f"CFLAGS={flags}", f"{b}/bin/halocompare"],
+       ROOT)
+    sh([str(b / "bin" / "halocompare"), "--quick", "--methods", "irecv-isend", "--comms", "world", "--neighbors", "4",
+        "--periodic", "no", "-o", "hc.csv"], tmp_path, timeout=120)
+    recorded = json.loads((tmp_path / "hc.json").read_text())["compiler"]["flags"]
     assert recorded.endswith(" -O1 -DMB_TEST_NAME='\"it''s \\\"q\\\"\"'"), recorded
