@@ -233,3 +233,18 @@ def test_build_info_survives_quotes_in_cflags(tmp_path: Path) -> None:
         "--periodic", "no", "-o", "hc.csv"], tmp_path, timeout=120)
     recorded = json.loads((tmp_path / "hc.json").read_text())["compiler"]["flags"]
     assert recorded.endswith(" -O1 -DMB_TEST_NAME='\"it''s \\\"q\\\"\"'"), recorded
+
+
+def test_analysis_package_installs_on_its_own(clone: tuple[Path, str], tmp_path: Path) -> None:
+    """pip install ./analysis: a wheel with the suite's version and the schema."""
+    src, _ = clone
+    py = ROOT / ".venv" / "bin" / "python"
+    if not py.exists():
+        pytest.skip("make venv first")
+    sh([str(py), "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), "./analysis"], src, timeout=600)
+    wheel = tmp_path / f"mpimb-{VERSION}-py3-none-any.whl"
+    assert wheel.is_file(), sorted(p.name for p in tmp_path.iterdir())
+    names = sh(["python3", "-m", "zipfile", "-l", str(wheel)], tmp_path).stdout
+    for f in ("mpimb/schema/results.schema.json", "mpimb/schema/meta.schema.json", "mpimb/cli.py",
+              f"mpimb-{VERSION}.dist-info/entry_points.txt"):
+        assert f in names, f
