@@ -226,4 +226,4 @@ lint: venv
 clean:
 	rm -rf build $(PROGRAMS)
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) mpimb-*.tar.gz
