@@ -154,6 +154,41 @@ def test_full_disk_detected_at_start(full_disk: Path, lib: str, output: str) -> 
     assert sorted(x.name for x in full_disk.iterdir()) == ["filler"]
 
 
+def test_disk_full_mid_run_fails_the_run(tmp_path: Path) -> None:
+    """The disk fills up after the run started: the rows that could not be
+    written fail the run (exit 1, said in a line), they are not silently lost."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
+                                           capture_output=True, check=False).returncode:
+        pytest.skip("needs root to mount a small tmpfs")
+    p = None
+    try:
+        out = disk / "x.csv"
+        with open(tmp_path / "err", "w") as err:  # 26 rows (a dozen fill a page), 10 ms repetitions
+            p = subprocess.Popen([*launcher("openmpi", 2), str(bindir("openmpi") / "halocompare"), "-o", str(out),
+                                  "--methods", "irecv-isend,sendrecv", "--comms", "world,dup,cart", "--warmup", "0", "--reps", "3", "--max-reps",
+                                  "3", "--min-rep-time", "0.01"],
+                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        wait_progress(tmp_path / "err", 1)
+        fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+        try:  # every block that is left
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        assert p.wait(timeout=600) == 1
+        err = (tmp_path / "err").read_text()
+        assert f"halocompare: cannot write '{out}': rows were lost (disk full?)" in err.splitlines(), err
+    finally:
+        if p and p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        subprocess.run(["umount", str(disk)], check=False)
+
+
 def test_unwritable_output_path_is_still_a_usage_error(tmp_path: Path) -> None:
     """A path that cannot hold results is the command line's fault: exit 2."""
     p = subprocess.run([str(bindir("openmpi") / "halocompare"), "-o", str(tmp_path / "no" / "x.csv"), "--quick"],
