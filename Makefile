@@ -7,9 +7,16 @@
 #   make SAN=asan|tsan        sanitizer build (binaries in build/<mpi>-<san>/bin)
 #   make run                  install what is missing, build, run halocompare -n 4
 #   make test                 install what is missing, build every variant, run all tests
+#   make install PREFIX=DIR   programs, mpimb-report, Slurm scripts, data under DIR (docs/install.md)
+#   make uninstall PREFIX=DIR remove exactly what install wrote
+#   make dist                 mpimb-<version>.tar.gz, buildable without git
 #
 # Objects go to build/<config>/ so builds against different MPI libraries
 # never mix; the root binaries are copies of the last default-config build.
+#
+# CC (on the command line, when MPICC is not given), MPICC, CPPFLAGS, CFLAGS,
+# LDFLAGS and LDLIBS follow the GNU conventions: yours come after what the
+# build needs (NEEDED_*), so they add to it and never remove it.
 
 ifeq ($(MPI),mpich)
   MPICC := mpicc.mpich
@@ -19,6 +26,11 @@ else ifeq ($(MPI),smpi)
   MPICC := smpicc
 else ifneq ($(MPI),)
   $(error MPI must be mpich, openmpi or smpi, got '$(MPI)')
+endif
+# OSU-style `make CC=mpicc`: a command-line CC names the MPI compiler wrapper
+# (an environment CC is usually the plain compiler and is not used).
+ifeq ($(origin CC)-$(origin MPICC),command line-undefined)
+  MPICC := $(CC)
 endif
 MPICC ?= mpicc
 
@@ -33,25 +45,30 @@ else
   BINDIR ?= $(BUILD)/bin
 endif
 
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra $(if $(WERROR),-Werror)
+CFLAGS ?= -O2 -g
+NEEDED_CPPFLAGS := -D_GNU_SOURCE -Isrc/common
+NEEDED_CFLAGS   := -std=c11 -Wall -Wextra $(if $(WERROR),-Werror)
+NEEDED_LDFLAGS  :=
+NEEDED_LDLIBS   := -lhwloc -lm -lpthread
 # gcc 12 misreads MPICH's MPI_STATUSES_IGNORE ((MPI_Status *)1) as a zero-sized
 # array once calls are inlined (a false -Wstringop-overflow), so that one
 # warning is off; everything else stays an error under WERROR=1.
-CFLAGS  += -Wno-stringop-overflow
+NEEDED_CFLAGS   += -Wno-stringop-overflow
 ifeq ($(SAN),asan)
-  CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-  LDFLAGS += -fsanitize=address,undefined
+  NEEDED_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  NEEDED_LDFLAGS += -fsanitize=address,undefined
 else ifeq ($(SAN),tsan)
-  CFLAGS  += -fsanitize=thread -fno-omit-frame-pointer
-  LDFLAGS += -fsanitize=thread
+  NEEDED_CFLAGS  += -fsanitize=thread -fno-omit-frame-pointer
+  NEEDED_LDFLAGS += -fsanitize=thread
 else ifneq ($(SAN),)
   $(error SAN must be asan or tsan, got '$(SAN)')
 endif
 ifeq ($(MPI),smpi)
-  CFLAGS += -DMB_SIMULATED
+  NEEDED_CPPFLAGS += -DMB_SIMULATED
 endif
-LDLIBS  += -lhwloc -lm -lpthread
+COMPILE = $(MPICC) $(NEEDED_CPPFLAGS) $(CPPFLAGS) $(NEEDED_CFLAGS) $(CFLAGS)
+LINK    = $(MPICC) $(NEEDED_LDFLAGS) $(LDFLAGS)
+LIBS    = $(NEEDED_LDLIBS) $(LDLIBS)
 
 PROGRAMS := $(sort $(filter-out common profile,$(notdir $(wildcard src/*))))
 COMMON_SRC := $(wildcard src/common/*.c)
@@ -59,10 +76,23 @@ COMMON_OBJ := $(COMMON_SRC:src/%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
-BUILDINFO := -DMB_GIT_COMMIT='"$(GIT_COMMIT)"' -DMB_CC='"$(MPICC)"' -DMB_CFLAGS='"$(strip $(CFLAGS))"'
+# The version: VERSION's first line, the one definition (the analysis package
+# reads it too).  The commit: git's when this directory is its own checkout,
+# else the "commit" line make dist wrote into the tarball's VERSION.
+VERSION    := $(shell sed -n 1p VERSION)
+IN_GIT     := $(filter $(CURDIR),$(shell git rev-parse --show-toplevel 2>/dev/null))
+ifneq ($(IN_GIT),)
+  GIT_COMMIT := $(shell git rev-parse --short=12 HEAD)$(shell git diff --quiet HEAD || echo -dirty)
+else
+  GIT_COMMIT := $(or $(shell sed -n 's/^commit //p' VERSION),unknown)
+endif
+# $(call cstring,TEXT): TEXT as a C string literal, one shell word
+cstring = '"$(subst ','\'',$(subst ",\",$(subst \,\\,$(1))))"'
+BUILDINFO := -DMB_VERSION=$(call cstring,$(VERSION)) -DMB_GIT_COMMIT=$(call cstring,$(GIT_COMMIT)) \
+             -DMB_CC=$(call cstring,$(MPICC)) \
+             -DMB_CFLAGS=$(call cstring,$(strip $(NEEDED_CPPFLAGS) $(CPPFLAGS) $(NEEDED_CFLAGS) $(CFLAGS)))
 
-.PHONY: all run test test-builds unit deps venv clean distclean lint check-mpicc simulate
+.PHONY: all run test test-builds unit deps venv clean distclean lint check-mpicc simulate install uninstall dist
 .DEFAULT_GOAL := all
 
 all: $(PROGRAMS:%=$(BINDIR)/%)
@@ -76,7 +106,7 @@ define program_rules
 $(1)_OBJ := $$(patsubst src/%.c,$$(BUILD)/obj/%.o,$$(wildcard src/$(1)/*.c))
 $$(BUILD)/bin/$(1): $$($(1)_OBJ) $$(COMMON_OBJ) | check-mpicc
 	@mkdir -p $$(@D)
-	$$(MPICC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(LINK) -o $$@ $$^ $$(LIBS)
 ifneq ($$(BINDIR),$$(BUILD)/bin)
 $$(BINDIR)/$(1): $$(BUILD)/bin/$(1) FORCE
 	@cmp -s $$< $$@ || cp $$< $$@
@@ -86,15 +116,16 @@ $(foreach p,$(PROGRAMS),$(eval $(call program_rules,$(p))))
 $(BUILD)/bin/threads: LDLIBS += -lbz2  # master-worker compresses with libbz2
 FORCE:
 
-$(BUILD)/obj/common/meta.o: CFLAGS += $(BUILDINFO)
+# The build info goes into meta.o alone, which is rebuilt when it changes.
+$(BUILD)/obj/common/meta.o: NEEDED_CPPFLAGS += $(BUILDINFO)
 $(BUILD)/obj/common/meta.o: $(BUILD)/buildinfo
 $(BUILD)/buildinfo: FORCE
 	@mkdir -p $(@D)
-	@echo '$(BUILDINFO)' | cmp -s - $@ || echo '$(BUILDINFO)' > $@
+	@printf '%s\n' '$(subst ','\'',$(BUILDINFO))' | cmp -s - $@ || printf '%s\n' '$(subst ','\'',$(BUILDINFO))' > $@
 
 $(BUILD)/obj/%.o: src/%.c | check-mpicc
 	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS) -Isrc/common -MMD -MP -c -o $@ $<
+	$(COMPILE) -MMD -MP -c -o $@ $<
 
 # ---------------------------------------------------------------- profiler
 # libmpimb-prof.so (src/profile, docs/profile.md): the PMPI interposition
@@ -127,10 +158,52 @@ $(PROF_LIB): $(PROF_OBJ) | check-mpicc
 # C unit tests: plain programs linked with the harness (MPI only where needed).
 $(BUILD)/tests/%: tests/unit/%.c $(COMMON_OBJ) | check-mpicc
 	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS) -Isrc/common $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(COMPILE) $(NEEDED_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 unit: $(UNIT_BIN)
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---------------------------------------------------------------- install, dist
+# GNU conventions (docs/install.md): PREFIX (or prefix), bindir, libdir,
+# datadir, docdir one by one, DESTDIR for staging.  What is installed is the
+# build of this configuration (MPI=, SAN=, BINDIR=), plus mpimb-report in its
+# own virtual environment under $(libdir)/mpimb/venv (REPORT=no: without it;
+# PIP_ARGS for an offline wheel directory).  make uninstall removes what the
+# install manifest ($(datadir)/mpimb/install-manifest) lists.
+PREFIX      ?= /usr/local
+prefix      ?= $(PREFIX)
+exec_prefix ?= $(prefix)
+bindir      ?= $(exec_prefix)/bin
+libdir      ?= $(exec_prefix)/lib
+datarootdir ?= $(prefix)/share
+datadir     ?= $(datarootdir)
+docdir      ?= $(datarootdir)/doc/mpimb
+PYTHON      ?= python3
+REPORT      ?= yes
+PROF_LIB    := $(if $(filter .,$(BINDIR)),libmpimb-prof.so,$(BUILD)/lib/libmpimb-prof.so)
+INSTALL_DIRS = --destdir '$(DESTDIR)' --prefix '$(prefix)' --bindir '$(bindir)' --libdir '$(libdir)' \
+               --datadir '$(datadir)' --docdir '$(docdir)'
+
+install: all
+	@scripts/install-tree install $(INSTALL_DIRS) --programs '$(PROGRAMS:%=$(BINDIR)/%)' \
+	    --prof-lib '$(PROF_LIB)' --python '$(PYTHON)' --report '$(REPORT)' --pip-args '$(PIP_ARGS)'
+
+uninstall:
+	@scripts/install-tree uninstall $(INSTALL_DIRS)
+
+# make dist: HEAD as mpimb-$(VERSION).tar.gz, its VERSION file also naming
+# the commit, so a build from the tarball (no .git) records both.
+DIST := mpimb-$(VERSION)
+dist:
+	@test -n "$(IN_GIT)" || { echo "make dist: needs the git checkout (this tree has no .git of its own)" >&2; exit 2; }
+	@git diff --quiet HEAD || echo "make dist: note: uncommitted changes are not in $(DIST).tar.gz (it is HEAD)" >&2
+	@rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist
+	@git archive --format=tar --prefix=$(DIST)/ HEAD | tar -x -C $(BUILD)/dist
+	@printf '%s\ncommit %s\n' '$(VERSION)' "$$(git rev-parse --short=12 HEAD)" > $(BUILD)/dist/$(DIST)/VERSION
+	@tar -C $(BUILD)/dist --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$$(git log -1 --format=%ct) \
+	    -cf - $(DIST) | gzip -n -9 > $(DIST).tar.gz
+	@rm -rf $(BUILD)/dist
+	@echo "make dist: $(DIST).tar.gz (commit $$(git rev-parse --short=12 HEAD))"
 
 # ---------------------------------------------------------------- set-up
 VENV := .venv
@@ -138,7 +211,7 @@ PY   := $(VENV)/bin/python
 deps:
 	@scripts/install-deps $(DEPS_ARGS)
 
-$(VENV)/.stamp: analysis/pyproject.toml
+$(VENV)/.stamp: analysis/pyproject.toml analysis/setup.py VERSION
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e './analysis[dev]'
@@ -176,10 +249,10 @@ simulate:
 	scripts/simulate $(SIM_PROG) -n $(SIM_NP) --platform $(SIM_PLATFORM) -- $(SIM_ARGS)
 
 lint: venv
-	$(VENV)/bin/ruff check analysis tests
+	$(VENV)/bin/ruff check analysis tests integrations
 	$(VENV)/bin/mypy analysis/mpimb
 
 clean:
 	rm -rf build $(PROGRAMS) libmpimb-prof.so
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) mpimb-*.tar.gz

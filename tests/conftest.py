@@ -42,7 +42,7 @@ def launcher(lib: str, n: int) -> list[str]:
 
 
 def sanitizer_env(lib: str) -> dict[str, str]:
-    """Environment that keeps the MPI libraries quiet under ASan (DESIGN.md facts)."""
+    """Environment that keeps the MPI libraries quiet under ASan (docs/architecture.md, "Facts")."""
     env = {"HWLOC_COMPONENTS": "-pci", "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0"}
     env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     if lib == "openmpi":

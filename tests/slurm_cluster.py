@@ -1,7 +1,7 @@
 """A real, single-host Slurm cluster for tests: one slurmctld and N slurmd
 emulating nodes n1..nN on 127.0.0.1, everything (config, state, spool, logs)
-in one temporary directory.  Started and stopped by PID; see DESIGN.md
-"Facts" for why each setting is there.
+in one temporary directory.  Started and stopped by PID; see docs/architecture.md,
+"Facts", for why each setting is there.
 
     with SlurmCluster(tmp_path, nodes=4) as c:
         subprocess.run(["sbatch", ...], env=c.env)

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,9 @@ def test_killed_rank_ends_the_job(tmp_path: Path) -> None:
     assert json.loads(out.with_suffix(".json").read_text())["complete"] is False
 
 
-def test_full_disk_detected_at_start(tmp_path: Path) -> None:
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 512 KiB tmpfs with 400 KiB taken: less than the 1 MiB a run needs."""
     disk = tmp_path / "disk"
     disk.mkdir()
     if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(disk)],
@@ -131,10 +134,65 @@ def test_full_disk_detected_at_start(tmp_path: Path) -> None:
         pytest.skip("needs root to mount a small tmpfs")
     try:
         (disk / "filler").write_bytes(b"\0" * (400 * 1024))
-        p = subprocess.run([str(bindir("openmpi") / "halocompare"), "-o", str(disk / "x.csv"), "--quick"],
-                           capture_output=True, text=True, timeout=60, check=False)
-        assert p.returncode == 2
-        assert p.stderr.strip() == f"halocompare: no space left for results in the directory of '{disk}/x.csv'"
-        assert sorted(x.name for x in disk.iterdir()) == ["filler"]
+        yield disk
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+@pytest.mark.parametrize("output", ["file", "default"])
+def test_full_disk_detected_at_start(full_disk: Path, lib: str, output: str) -> None:
+    """A full disk is a run that failed (exit 1 on every rank), not a usage
+    error (2): one line from rank 0 and no files, not even results/."""
+    args = ["-o", str(full_disk / "x.csv")] if output == "file" else []
+    p = subprocess.run([*launcher(lib, 2), str(bindir(lib) / "halocompare"), *args, "--quick"],
+                       capture_output=True, text=True, timeout=120, cwd=full_disk, check=False)
+    assert p.returncode == 1, p.stderr
+    ours = [line for line in p.stderr.splitlines() if line.startswith("halocompare: ")]
+    assert len(ours) == 1 and ours[0].startswith("halocompare: no space left for results in the directory of "), p.stderr
+    if output == "file":
+        assert ours[0] == f"halocompare: no space left for results in the directory of '{full_disk}/x.csv'"
+    assert sorted(x.name for x in full_disk.iterdir()) == ["filler"]
+
+
+def test_disk_full_mid_run_fails_the_run(tmp_path: Path) -> None:
+    """The disk fills up after the run started: the rows that could not be
+    written fail the run (exit 1, said in a line), they are not silently lost."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
+                                           capture_output=True, check=False).returncode:
+        pytest.skip("needs root to mount a small tmpfs")
+    p = None
+    try:
+        out = disk / "x.csv"
+        with open(tmp_path / "err", "w") as err:  # 26 rows (a dozen fill a page), 10 ms repetitions
+            p = subprocess.Popen([*launcher("openmpi", 2), str(bindir("openmpi") / "halocompare"), "-o", str(out),
+                                  "--methods", "irecv-isend,sendrecv", "--comms", "world,dup,cart", "--warmup", "0", "--reps", "3", "--max-reps",
+                                  "3", "--min-rep-time", "0.01"],
+                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        wait_progress(tmp_path / "err", 1)
+        fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+        try:  # every block that is left
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        assert p.wait(timeout=600) == 1
+        err = (tmp_path / "err").read_text()
+        assert f"halocompare: cannot write '{out}': rows were lost (disk full?)" in err.splitlines(), err
+    finally:
+        if p and p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_unwritable_output_path_is_still_a_usage_error(tmp_path: Path) -> None:
+    """A path that cannot hold results is the command line's fault: exit 2."""
+    p = subprocess.run([str(bindir("openmpi") / "halocompare"), "-o", str(tmp_path / "no" / "x.csv"), "--quick"],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    assert p.returncode == 2
+    assert p.stderr.strip() == f"halocompare: cannot write '{tmp_path}/no/x.csv': No such file or directory"
+    assert list(tmp_path.iterdir()) == []

@@ -1,5 +1,6 @@
 """Sets the simulated 1024-rank halocompare tables beside the talk's BG/L and
-Cray XT tables (../../../shared/reference/gropp-lusk-halo-tables.csv) and
+Cray XT tables (reference/gropp-lusk/gropp-lusk-halo-tables.csv: the
+figures of the talk's tables as transcribed, one line per figure) and
 prints Markdown: MB/s per process, then each ordering relative to world.
 The simulated runs are the CSVs halocompare-<platform>-np<N>.csv beside this file.
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-REFERENCE = HERE.parents[2] / "shared" / "reference" / "gropp-lusk-halo-tables.csv"
+REFERENCE = HERE.parents[1] / "reference" / "gropp-lusk" / "gropp-lusk-halo-tables.csv"
 COMMS = ["world", "evenodd", "cart"]
 
 # simulated platform -> published machines it is set beside

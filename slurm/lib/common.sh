@@ -5,6 +5,17 @@
 # shellcheck disable=SC2034 # used by the scripts that source this file
 MPIMB_PROGRAMS=(halocompare pingpong collectives rma threads)
 
+# Where the programs, results and mpimb-report are: in the checkout, the
+# repository root, ROOT/results and ROOT/.venv; in a copy make install wrote,
+# what it recorded in lib/installed.sh (PREFIX/bin, ./results).  The scripts
+# that source this file set root first.
+# shellcheck disable=SC2034,SC2154 # used by the scripts that source this file; root is theirs
+MPIMB_BINDIR=$root MPIMB_RESULTS=$root/results MPIMB_REPORT=$root/.venv/bin/mpimb-report MPIMB_SLURM=slurm
+if [[ -f "$(dirname "${BASH_SOURCE[0]}")/installed.sh" ]]; then
+    # shellcheck source=/dev/null
+    . "$(dirname "${BASH_SOURCE[0]}")/installed.sh"
+fi
+
 # One clear line on stderr, exit 2 (usage error).
 die() {
     printf '%s: %s\n' "$MPIMB_ME" "$*" >&2

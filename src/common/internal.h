@@ -17,7 +17,7 @@ int mb_fault_matched(void); /* did any test match? */
 /* run.c: the pieces of mb_init / mb_finish that libmpimb-prof.so reuses */
 char *mb_cmdline_json(int argc, char **argv); /* argv as a JSON array (malloc'd) */
 void mb_run_ids(struct mb_run *run);          /* label, run id, start time; collective */
-int mb_open_outputs(struct mb_run *run, char *err, size_t len); /* rank 0: CSV + initial JSON */
+int mb_open_outputs(struct mb_run *run, char *err, size_t len); /* rank 0: CSV + initial JSON; 0 or the exit code */
 void mb_costs_rss(struct mb_run *run);        /* peak RSS into mb_costs; collective */
 
 /* output.c */
@@ -37,6 +37,7 @@ struct mb_costs {
 extern struct mb_costs mb_costs;
 
 /* meta.c: gathers hosts/binding (collective) and writes the JSON (rank 0). */
+extern const char mb_suite_version[]; /* VERSION, as the Makefile passed it */
 struct mb_meta_ranks;
 void mb_meta_gather(struct mb_run *run);
 int mb_meta_write(struct mb_run *run, int complete);

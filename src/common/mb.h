@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MB_VERSION "0.1.0"
 #define MB_SCHEMA_VERSION 2 /* analysis/mpimb/schema/ defines it */
 
 /* ---------------------------------------------------------------- options */
@@ -175,7 +174,9 @@ struct mb_kernel {
 
 /* Parses options (validated identically on every rank), starts MPI, opens
  * the CSV and writes the initial metadata.  Exits 0 after --help/--version/
- * --list and 2 after a usage error, on every rank, with one line from rank 0. */
+ * --list, 2 after a usage error (a bad option, an output path that cannot be
+ * written) and 1 when the results cannot be written for another reason (a
+ * full disk), on every rank, with one line from rank 0 and no files left. */
 struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog);
 
 /* Rank 0 prints "prog: msg" and every rank exits 2.  Collective over world. */

@@ -8,6 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+/* The Makefile passes these (VERSION, git or the tarball's commit, the
+ * compiler and its flags) to this file alone. */
+#ifndef MB_VERSION
+#define MB_VERSION "unknown"
+#endif
 #ifndef MB_GIT_COMMIT
 #define MB_GIT_COMMIT "unknown"
 #endif
@@ -28,6 +33,8 @@ static struct {
 } M;
 
 struct mb_costs mb_costs; /* filled by run.c */
+
+const char mb_suite_version[] = MB_VERSION;
 
 extern char **environ;
 
@@ -173,8 +180,11 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     jstr(f, run->prog->name);
     fputs(",\n  \"label\": ", f);
     jstr(f, run->label);
-    fprintf(f, ",\n  \"suite_version\": \"%s\",\n  \"git_commit\": \"%s\",\n  \"command_line\": ", MB_VERSION,
-            MB_GIT_COMMIT);
+    fputs(",\n  \"suite_version\": ", f);
+    jstr(f, mb_suite_version);
+    fputs(",\n  \"git_commit\": ", f);
+    jstr(f, MB_GIT_COMMIT);
+    fputs(",\n  \"command_line\": ", f);
     fputs(run->cmdline_json ? run->cmdline_json : "[]", f);
     fprintf(f, ",\n  \"start_utc\": \"%s\",\n  \"end_utc\": ", run->start_utc);
     if (complete)

@@ -53,22 +53,44 @@ static void remove_outputs(struct mb_run *run)
     }
 }
 
-void mb_usage_error(struct mb_run *run, const char *fmt, ...)
+/* One line from rank 0, no files left, every rank exits with code. */
+static _Noreturn __attribute__((format(printf, 3, 0))) void fail_exit(struct mb_run *run, int code, const char *fmt,
+                                                                       va_list ap)
 {
     if (run->rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
         fprintf(stderr, "%s: ", run->prog->name);
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
-        va_end(ap);
     }
-    remove_outputs(run); /* a usage error leaves no stray files */
+    remove_outputs(run);
     mb_watchdog_stop();
     /* nobody exits before rank 0 has removed the files: an early exit makes
      * the launcher signal the others */
     MPI_Barrier(run->world);
-    finalize_exit(2);
+    finalize_exit(code);
+}
+
+void mb_usage_error(struct mb_run *run, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_exit(run, 2, fmt, ap); /* a usage error leaves no stray files */
+}
+
+static _Noreturn __attribute__((format(printf, 3, 4))) void start_failed(struct mb_run *run, int code,
+                                                                           const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_exit(run, code, fmt, ap);
+}
+
+/* Whose fault a failed write is: the device's (full, over quota, failing:
+ * the run failed, exit 1) or the path's (missing, not writable, read-only:
+ * the command line names another, exit 2). */
+static int write_failure(int err)
+{
+    return err == ENOSPC || err == EDQUOT || err == EIO || err == EFBIG ? 1 : 2;
 }
 
 /* Host name up to the first dot, reduced to the characters a label allows. */
@@ -97,12 +119,14 @@ static int no_room(const char *path)
     return statvfs(dir, &v) == 0 && (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20);
 }
 
-/* Rank 0: chooses the CSV/JSON paths and creates both files. */
+/* Rank 0: chooses the CSV/JSON paths and creates both files.  Returns 0, or
+ * the exit code of the failure described in err (see write_failure). */
 int mb_open_outputs(struct mb_run *run, char *err, size_t len)
 {
     const char *o = run->opts.output;
     char stamp[32], dir[4096] = "results";
     struct stat st;
+    int made = 0, code = 0;
     mb_utc_now(stamp, sizeof stamp, 1);
     int is_dir = o && stat(o, &st) == 0 && S_ISDIR(st.st_mode);
     if (is_dir) snprintf(dir, sizeof dir, "%s", o);
@@ -112,9 +136,13 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
         free(run->csv_path);
         run->csv_path = strdup(o);
     } else {
-        if (!o && mkdir(dir, 0777) && errno != EEXIST) {
-            snprintf(err, len, "cannot create directory '%s': %s", dir, strerror(errno));
-            return -1;
+        if (!o) {
+            made = mkdir(dir, 0777) == 0;
+            if (!made && errno != EEXIST) {
+                int e = errno;
+                snprintf(err, len, "cannot create directory '%s': %s", dir, strerror(e));
+                return write_failure(e);
+            }
         }
         /* never overwrite another run's file started in the same second */
         for (int k = 1;; k++) {
@@ -131,31 +159,29 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
         snprintf(run->json_path, l + 8, "%s.json", run->csv_path);
     run->csv = fopen(run->csv_path, "w");
     if (!run->csv) {
-        snprintf(err, len, "cannot write '%s': %s", run->csv_path, strerror(errno));
-        return -1;
-    }
-    if (no_room(run->csv_path)) {
+        int e = errno;
+        snprintf(err, len, "cannot write '%s': %s", run->csv_path, strerror(e));
+        code = write_failure(e);
+    } else if (no_room(run->csv_path)) {
         snprintf(err, len, "no space left for results in the directory of '%s'", run->csv_path);
+        code = 1;
+    } else {
+        mb_csv_header(run->csv);
+        if (mb_raw_open(run, err, len)) {
+            code = write_failure(errno);
+        } else if (fflush(run->csv) || mb_meta_write(run, 0)) {
+            int e = errno;
+            snprintf(err, len, "cannot write '%s': %s", run->json_path, strerror(e));
+            code = write_failure(e);
+        }
+    }
+    if (code && run->csv) {
         fclose(run->csv);
         run->csv = NULL;
         remove(run->csv_path);
-        return -1;
     }
-    mb_csv_header(run->csv);
-    if (mb_raw_open(run, err, len)) {
-        fclose(run->csv);
-        run->csv = NULL;
-        remove(run->csv_path);
-        return -1;
-    }
-    if (fflush(run->csv) || mb_meta_write(run, 0)) {
-        snprintf(err, len, "cannot write '%s': %s", run->json_path, strerror(errno));
-        fclose(run->csv);
-        run->csv = NULL;
-        remove(run->csv_path);
-        return -1;
-    }
-    return 0;
+    if (code && made) rmdir(dir); /* the run leaves nothing behind */
+    return code;
 }
 
 void mb_nodes_init(MPI_Comm comm, struct mb_nodes *n)
@@ -243,7 +269,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     if (action) {
         if (run->rank == 0) {
             if (action == 1) mb_print_help(prog);
-            if (action == 2) printf("%s (mpimb) %s\n", prog->name, MB_VERSION);
+            if (action == 2) printf("%s (mpimb) %s\n", prog->name, mb_suite_version);
             if (action == 3 && prog->list) prog->list();
         }
         finalize_exit(0);
@@ -254,10 +280,13 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
 
     mb_run_ids(run);
     mb_meta_gather(run);
-    char msg[512] = "";
-    if (run->rank == 0) mb_open_outputs(run, msg, sizeof msg);
-    MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, run->world);
-    if (msg[0]) mb_usage_error(run, "%s", msg);
+    struct {
+        int code;
+        char msg[512];
+    } out = {0, ""};
+    if (run->rank == 0) out.code = mb_open_outputs(run, out.msg, sizeof out.msg);
+    MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, 0, run->world);
+    if (out.code) start_failed(run, out.code, "%s", out.msg);
     mb_watchdog_start(prog->name, run->rank);
     mb_term_install(run);
     run->t_start = t0;
@@ -358,7 +387,13 @@ int mb_finish(struct mb_run *run)
             fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->json_path, strerror(errno));
             code = 1;
         }
-        fclose(run->csv);
+        /* a row lost to a full disk mid-run fails the run */
+        int lost = ferror(run->csv);
+        if (fclose(run->csv) || lost) {
+            fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->csv_path,
+                    lost ? "rows were lost (disk full?)" : strerror(errno));
+            code = 1;
+        }
         if (run->raw) fclose(run->raw);
         fprintf(stderr, "%s: results in %s (+ .json)\n", run->prog->name, run->csv_path);
         if (!mb_fault_matched())
