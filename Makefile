@@ -113,7 +113,7 @@ $$(BINDIR)/$(1): $$(BUILD)/bin/$(1) FORCE
 endif
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rules,$(p))))
-$(BUILD)/bin/threads: LDLIBS += -lbz2  # master-worker compresses with libbz2
+$(BUILD)/bin/threads: NEEDED_LDLIBS += -lbz2  # master-worker compresses with libbz2
 FORCE:
 
 # The build info goes into meta.o alone, which is rebuilt when it changes.
@@ -140,8 +140,8 @@ all: $(PROF_LIB) $(if $(filter .,$(BINDIR)),./libmpimb-prof.so)
 endif
 $(BUILD)/pic/%.o: src/%.c | check-mpicc
 	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS) -fPIC -fvisibility=hidden -Isrc/common -I$(BUILD)/pic/profile -MMD -MP -c -o $@ $<
-$(BUILD)/pic/common/meta.o: CFLAGS += $(BUILDINFO)
+	$(COMPILE) -fPIC -fvisibility=hidden -I$(BUILD)/pic/profile -MMD -MP -c -o $@ $<
+$(BUILD)/pic/common/meta.o: NEEDED_CPPFLAGS += $(BUILDINFO)
 $(BUILD)/pic/common/meta.o: $(BUILD)/buildinfo
 # Fortran symbols are lower case: their names come from the call table.
 $(BUILD)/pic/profile/fortran.o: $(BUILD)/pic/profile/lcnames.h
@@ -151,7 +151,7 @@ $(BUILD)/pic/profile/lcnames.h: src/profile/calls.h src/profile/lcnames.in | che
 	tr ' ' '\n' < $@.i | awk '/^MBP_NAME_/ {n = substr($$0, 10); printf "#define MBP_LC_%s %s\n", n, tolower(n)}' > $@
 $(PROF_LIB): $(PROF_OBJ) | check-mpicc
 	@mkdir -p $(@D)
-	$(MPICC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
+	$(LINK) -shared -o $@ $^ $(LIBS) -ldl
 ./libmpimb-prof.so: $(PROF_LIB) FORCE
 	@cmp -s $< $@ || cp $< $@
 
@@ -180,13 +180,13 @@ datadir     ?= $(datarootdir)
 docdir      ?= $(datarootdir)/doc/mpimb
 PYTHON      ?= python3
 REPORT      ?= yes
-PROF_LIB    := $(if $(filter .,$(BINDIR)),libmpimb-prof.so,$(BUILD)/lib/libmpimb-prof.so)
+INSTALL_PROF_LIB := $(if $(filter .,$(BINDIR)),libmpimb-prof.so,$(PROF_LIB))
 INSTALL_DIRS = --destdir '$(DESTDIR)' --prefix '$(prefix)' --bindir '$(bindir)' --libdir '$(libdir)' \
                --datadir '$(datadir)' --docdir '$(docdir)'
 
 install: all
 	@scripts/install-tree install $(INSTALL_DIRS) --programs '$(PROGRAMS:%=$(BINDIR)/%)' \
-	    --prof-lib '$(PROF_LIB)' --python '$(PYTHON)' --report '$(REPORT)' --pip-args '$(PIP_ARGS)'
+	    --prof-lib '$(INSTALL_PROF_LIB)' --python '$(PYTHON)' --report '$(REPORT)' --pip-args '$(PIP_ARGS)'
 
 uninstall:
 	@scripts/install-tree uninstall $(INSTALL_DIRS)
