@@ -68,7 +68,7 @@ static const struct mb_program program = {
     .summary = "MPI collectives (blocking and nonblocking), user-level broadcast algorithms and the series test, "
                "time per call over message sizes",
     .options = options,
-    .flags = MB_USES_SIZES,
+    .flags = MB_USES_SIZES | MB_SYNC_AUTO,
     .size_min = 0,
     .size_max = 1 << 20,
     .quick_size_max = 4096,
@@ -236,7 +236,7 @@ static void teardown(struct coll_state *s)
     s->counts = s->displs = NULL;
 }
 
-static void run_test(struct mb_run *run, struct coll_state *s, const struct test *t, size_t b)
+static void run_test(struct mb_run *run, struct coll_state *s, const struct test *t, size_t b, struct mb_sweep *sw)
 {
     const struct coll_op *op = t->op;
     struct mb_row row;
@@ -273,7 +273,7 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
     if (why) {
         mb_na(run, &row, "%s", why);
     } else {
-        struct mb_kernel kk = {.state = &k, .comm = run->world};
+        struct mb_kernel kk = {.state = &k, .comm = run->world, .sweep = sw};
         if (op->fill && op->check) {
             kk.fill = fill;
             kk.check = check;
@@ -322,10 +322,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < ntests; i++)
         if (sel_tests >> tests[i].sel & 1)
             for (size_t b = lo; b <= hi; b = mb_next_size(b)) run->ntotal += applies(&tests[i], b, lo);
-    for (int i = 0; i < ntests; i++)
+    for (int j = 0; j < ntests; j++) {
+        const int i = mb_order(run, 0, ntests, j, 0);
+        struct mb_sweep sw = {0};
         if (sel_tests >> tests[i].sel & 1)
             for (size_t b = lo; b <= hi; b = mb_next_size(b))
-                if (applies(&tests[i], b, lo)) run_test(run, &s, &tests[i], b);
+                if (applies(&tests[i], b, lo)) run_test(run, &s, &tests[i], b, &sw);
+    }
 
     char meta[1024], rootj[48];
     if (root_mode)
