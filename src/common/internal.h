@@ -54,7 +54,9 @@ double mb_sync_error(void); /* the last check's */
 double mb_sync_global(double local);
 double mb_sync_local(double global);
 double mb_sync_now(void);
-void mb_sync_wait(double local_target); /* until MPI_Wtime() reaches it */
+double mb_sync_clock(void); /* this rank's clock: MPI_Wtime(), plus MPIMB_CLOCK_FAULT's error (tests) */
+const char *mb_sync_fault_parse(const char *spec); /* NULL or why MPIMB_CLOCK_FAULT is bad */
+void mb_sync_wait(double local_target); /* until mb_sync_clock() reaches it */
 /* Whether this test starts its repetitions on windows (the same on every
  * rank): --sync, and under the automatic choice the error against rep,
  * one repetition's time. */

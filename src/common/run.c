@@ -204,6 +204,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     MPI_Comm_rank(run->world, &run->rank);
     MPI_Comm_size(run->world, &run->nprocs);
     if (!err) err = mb_fault_parse(getenv("MPIMB_FAULT"));
+    if (!err) err = mb_sync_fault_parse(getenv("MPIMB_CLOCK_FAULT"));
     if (err) mb_usage_error(run, "%s", err);
     if (action) {
         if (run->rank == 0) {

@@ -13,48 +13,72 @@
  * and Jones and Koenig's ping-pong offset measurements).
  *
  * Drift: each window-started test first adds one fit point (a fresh offset
- * against the parent); once the fit points span DRIFT_SPAN seconds, the
- * slope is their least-squares fit, so a long run corrects drift and a
- * short one, where it cannot matter, does not guess it.  After each test a
+ * against the parent); once the points show a drift larger than their own
+ * uncertainty, the slope is their least-squares fit, so a long run corrects
+ * drift and a short one, where it cannot be seen, does not guess it.  After
+ * each test a
  * check round measures the offset every rank's global clock still has to
  * rank 0's (offsets add up along the tree's paths): that is the sync error
- * a row reports. */
+ * a row reports.
+ *
+ * MPIMB_CLOCK_FAULT=OFFSET[:DRIFT] (tests): world rank r's clock reads
+ * r * (OFFSET + DRIFT * t) seconds more than MPI_Wtime's t, so that on a
+ * simulated platform, where MPI_Wtime is one global clock, the algorithm
+ * still has offsets and drifts to find. */
 #include "internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 enum { EXCHANGES = 16, FITS = 32, TAG = 7717 };
-#define DRIFT_SPAN 1.0 /* seconds the fit points must span before a slope is fitted */
-
 static struct {
     int on, global; /* clocks synchronised; MPI_WTIME_IS_GLOBAL says they already are */
     double offset, slope, t_fit;
-    double fx[FITS], fy[FITS]; /* fit points: local time, offset to the parent's global clock */
+    double fx[FITS], fy[FITS], fh[FITS]; /* fit points: local time, offset to the parent, half-width */
     int nfit;
+    double fault_offset, fault_drift; /* MPIMB_CLOCK_FAULT, times the world rank */
     double error, resolution, first_error, worst_error, barrier_skew;
     long window_rows, barrier_rows, rejected;
 } S;
 
+const char *mb_sync_fault_parse(const char *spec)
+{
+    if (!spec || !*spec) return NULL;
+    char *end;
+    double off = strtod(spec, &end), drift = 0;
+    if (end != spec && *end == ':') drift = strtod(end + 1, &end);
+    if (end == spec || *end || !isfinite(off) || !isfinite(drift))
+        return "MPIMB_CLOCK_FAULT must be OFFSET[:DRIFT] in seconds (a test hook)";
+    S.fault_offset = off;
+    S.fault_drift = drift;
+    return NULL;
+}
+
+double mb_sync_clock(void)
+{
+    double t = MPI_Wtime();
+    return t + S.fault_offset + S.fault_drift * t;
+}
 double mb_sync_global(double local) { return local + S.offset + S.slope * (local - S.t_fit); }
 double mb_sync_local(double global) { return (global - S.offset + S.slope * S.t_fit) / (1 + S.slope); }
-double mb_sync_now(void) { return mb_sync_global(MPI_Wtime()); }
+double mb_sync_now(void) { return mb_sync_global(mb_sync_clock()); }
 int mb_sync_ready(void) { return S.on; }
 double mb_sync_error(void) { return S.error; }
 
-/* Waits until MPI_Wtime() reaches target.  Simulated (SMPI) time only moves
- * in MPI calls and sleeps, so there the wait is a simulated sleep. */
+/* Waits until mb_sync_clock() reaches target.  Simulated (SMPI) time only
+ * moves in MPI calls and sleeps, so there the wait is a simulated sleep. */
 void mb_sync_wait(double target)
 {
 #ifdef MB_SIMULATED
-    double d = target - MPI_Wtime();
-    if (d > 0) {
-        struct timespec ts = {(time_t)d, (long)((d - floor(d)) * 1e9)};
+    for (double d; (d = target - mb_sync_clock()) > 0;) {
+        long ns = (long)((d - floor(d)) * 1e9) + 1; /* rounding up: never short of the target */
+        struct timespec ts = {(time_t)d + ns / 1000000000, ns % 1000000000};
         nanosleep(&ts, NULL);
     }
 #else
-    while (MPI_Wtime() < target) {
+    while (mb_sync_clock() < target) {
     }
 #endif
 }
@@ -94,10 +118,10 @@ static double measure(MPI_Comm comm, int ref, int global, double *half, double *
     double lo = -INFINITY, hi = INFINITY, a = 0, c = 0;
     for (int e = 0; e < EXCHANGES; e++) {
         double b[2];
-        a = MPI_Wtime();
+        a = mb_sync_clock();
         MPI_Send(NULL, 0, MPI_BYTE, ref, TAG, comm);
         MPI_Recv(b, 2, MPI_DOUBLE, ref, TAG, comm, MPI_STATUS_IGNORE);
-        c = MPI_Wtime();
+        c = mb_sync_clock();
         double da = global ? mb_sync_global(a) : a, dc = global ? mb_sync_global(c) : c;
         if (b[0] - dc > lo) lo = b[0] - dc; /* the stamp came before the reply arrived */
         if (b[0] - da < hi) hi = b[0] - da; /* and after the request left */
@@ -109,18 +133,23 @@ static double measure(MPI_Comm comm, int ref, int global, double *half, double *
 }
 
 /* The model from the fit points: the newest offset, and the least-squares
- * slope once the points span DRIFT_SPAN. */
+ * slope where the drift it shows over the points' span is larger than the
+ * points' own uncertainty (each offset is known to within its half-width). */
 static void fit(void)
 {
     int n = S.nfit < FITS ? S.nfit : FITS, last = (S.nfit - 1) % FITS;
-    double mx = 0, my = 0, sxx = 0, sxy = 0, first = S.fx[S.nfit <= FITS ? 0 : S.nfit % FITS];
+    double mx = 0, my = 0, sxx = 0, sxy = 0, lo = INFINITY, hi = -INFINITY, half = 0;
     S.t_fit = S.fx[last];
     S.offset = S.fy[last];
     S.slope = 0;
-    if (n < 3 || S.fx[last] - first < DRIFT_SPAN) return;
-    for (int i = 0; i < n; i++) mx += S.fx[i] / n, my += S.fy[i] / n;
+    if (n < 2) return;
+    for (int i = 0; i < n; i++) {
+        mx += S.fx[i] / n, my += S.fy[i] / n;
+        lo = fmin(lo, S.fx[i]), hi = fmax(hi, S.fx[i]), half = fmax(half, S.fh[i]);
+    }
     for (int i = 0; i < n; i++) sxx += (S.fx[i] - mx) * (S.fx[i] - mx), sxy += (S.fx[i] - mx) * (S.fy[i] - my);
-    if (sxx > 0) S.slope = sxy / sxx;
+    double slope = sxx > 0 ? sxy / sxx : 0;
+    if (fabs(slope) * (hi - lo) > 4 * half) S.slope = slope;
 }
 
 /* One pass down the tree: every rank but 0 takes a new fit point against
@@ -134,6 +163,7 @@ static void sync_pass(MPI_Comm comm, int rank, int P)
         double off = measure(comm, parent(rank, M), 0, &half, &at, &carry);
         S.fx[S.nfit % FITS] = at;
         S.fy[S.nfit % FITS] = off;
+        S.fh[S.nfit % FITS] = half;
         S.nfit++;
         fit();
     }
@@ -188,7 +218,9 @@ void mb_sync_start(struct mb_run *run)
 {
     int *flag = NULL, found = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &flag, &found);
-    S.global = found && flag && *flag;
+    S.global = found && flag && *flag && !S.fault_offset && !S.fault_drift; /* the same on every rank */
+    S.fault_offset *= run->rank;
+    S.fault_drift *= run->rank;
     S.on = 1;
     sync_pass(run->world, run->rank, run->nprocs);
     S.first_error = mb_sync_check(run);
@@ -229,10 +261,11 @@ void mb_sync_meta(FILE *f, const struct mb_run *run)
             S.window_rows, S.barrier_rows, S.rejected, S.on ? "true" : "false");
     if (S.on)
         fprintf(f, ", \"algorithm\": \"HCA3 tree (Hunold and Carpen-Amarie 2018), %d round trips per offset, "
-                   "drift fitted once fit points span %g s\", \"wtime_is_global\": %s, \"startup_error_s\": %.9g, "
+                   "drift fitted once it exceeds the offsets' uncertainty\", \"wtime_is_global\": %s, "
+                   "\"startup_error_s\": %.9g, "
                    "\"last_error_s\": %.9g, \"worst_error_s\": %.9g, \"check_resolution_s\": %.9g, "
                    "\"barrier_exit_skew_s\": %.9g",
-                EXCHANGES, DRIFT_SPAN, S.global ? "true" : "false", S.first_error, S.error, S.worst_error,
+                EXCHANGES, S.global ? "true" : "false", S.first_error, S.error, S.worst_error,
                 S.resolution, S.barrier_skew);
     fputs("}", f);
 }
