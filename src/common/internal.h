@@ -60,7 +60,7 @@ void mb_sync_wait(double local_target); /* until mb_sync_clock() reaches it */
 /* Whether this test starts its repetitions on windows (the same on every
  * rank): --sync, and under the automatic choice the error against rep,
  * one repetition's time. */
-int mb_sync_window(const struct mb_run *run, const struct mb_kernel *k, double rep);
+int mb_sync_window(const struct mb_run *run, double rep);
 void mb_sync_count(int window, long rejected); /* rank 0: rows per mode, for the JSON */
 void mb_sync_meta(FILE *f, const struct mb_run *run);
 

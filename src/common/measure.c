@@ -89,14 +89,15 @@ static void probe(const struct mb_kernel *k, double *rep)
     MPI_Allreduce(t, rep, 2, MPI_DOUBLE, MPI_MAX, k->comm);
 }
 
-/* The stopping rule on the sorted samples: O(1), no statistics pass. */
-static int ci_ok(const double *sorted, long n, double rel)
+/* The stopping rule on the sorted samples, O(1): the larger half-width of
+ * the median's 95 % interval over the target half-width (<= 1: reached). */
+static double ci_ratio(const double *sorted, long n, double rel)
 {
-    if (n < 1) return 0;
+    if (n < 1) return INFINITY;
     int lo, hi;
     mb_median_ci_index((int)n, &lo, &hi);
     double med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    return med > 0 && med - sorted[lo] <= rel * med && sorted[hi] - med <= rel * med;
+    return med > 0 ? fmax(med - sorted[lo], sorted[hi] - med) / (rel * med) : INFINITY;
 }
 
 #define LATE 1e9 /* seconds added to a repetition some rank started late (--sync window) */
@@ -168,11 +169,13 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     double budget = sw && o->sweep_budget > 0 ? sw->budget / (sw->left > 0 ? sw->left : 1) : o->time_budget;
     /* --min-rep-time 0 (as --quick sets it) asks for one iteration per repetition */
     double min_rep = o->min_rep_time, tick100 = 100 * MPI_Wtick(), rep[2] = {0, 0}; /* time, wall time */
-    int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_SYNC_AUTO));
+    int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_SYNC_AUTO)), size;
+    MPI_Comm_size(k->comm, &size);
+    want_sync = want_sync && size == run->nprocs; /* the clocks are the world's: only tests every rank runs */
     long K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100, sw ? sw->K : 0, rep) : 1;
     if (want_sync && !mb_sync_ready()) mb_sync_start(run); /* the first test that needs the clocks */
     if (want_sync && min_rep <= 0) probe(k, rep);
-    const int window = want_sync && mb_sync_window(run, k, rep[0]);
+    const int window = want_sync && mb_sync_window(run, rep[0]);
     mb_param(row, "sync", "%s", window ? "window" : "barrier");
     double w = 0, start = 0; /* window length; the next batch's first start (global clock) */
     if (window) {
@@ -232,17 +235,21 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
         memcpy(loc, all + n, (size_t)v * sizeof *loc);
         merge(sorted, n, loc, v);
         n += v;
-        if (n >= o->reps && ci_ok(sorted, n, o->rel_ci))
+        double ratio = ci_ratio(sorted, n, o->rel_ci);
+        if (n >= o->reps && ratio <= 1)
             stop = "ci";
         else if (n >= cap)
             stop = "max-reps";
         else if (elapsed >= budget && (n >= o->reps || (n > 0 && elapsed >= 4 * budget)))
             stop = "budget"; /* rejected repetitions may leave fewer than --reps, but only past the budget */
         else {
-            /* grow by half again, but not past the budget or the cap */
+            /* the interval narrows as 1/sqrt(n): what should reach the target, with a
+             * margin, but at most half again, and not past the budget or the cap */
             double per_rep = window ? w : sorted[n / 2] * (double)K + 1e-6;
             long fit = (long)((budget - elapsed) / per_rep) + 1;
+            double want = ceil((double)n * (ratio * ratio - 1) * 1.2);
             batch = n < o->reps ? o->reps - n : n / 2 > 1 ? n / 2 : 1;
+            if (n >= o->reps && want < batch) batch = want > 2 ? (long)want : 2;
             if (n >= o->reps && batch > fit) batch = fit;
             if (batch > cap - n) batch = cap - n;
         }

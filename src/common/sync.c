@@ -229,11 +229,9 @@ void mb_sync_start(struct mb_run *run)
 
 void mb_sync_refresh(struct mb_run *run) { sync_pass(run->world, run->rank, run->nprocs); }
 
-int mb_sync_window(const struct mb_run *run, const struct mb_kernel *k, double rep)
+int mb_sync_window(const struct mb_run *run, double rep)
 {
-    int size;
-    MPI_Comm_size(k->comm, &size);
-    if (!S.on || size != run->nprocs || run->opts.sync == MB_SYNC_BARRIER) return 0;
+    if (!S.on || run->opts.sync == MB_SYNC_BARRIER) return 0;
     return run->opts.sync == MB_SYNC_WINDOW || S.error <= MB_SYNC_FRACTION * rep;
 }
 
