@@ -84,6 +84,7 @@ int main(void)
     static const struct mb_program plain = {.name = "p", .summary = ""};
     struct mb_opts o;
     int action;
+    const char *err;
     char *none[] = {(char *)"s", NULL};
     CHECK(mb_parse_options(1, none, &sized, &o, &action) == NULL);
     CHECK(o.rel_ci == 0.01 && o.sweep_budget == 1.5 && o.sync == MB_SYNC_AUTO && !o.shuffle && o.order_seed == -1);
@@ -100,8 +101,11 @@ int main(void)
     CHECK(mb_parse_options(1, plain_def, &plain, &o, &action) == NULL && o.rel_ci == 0.02 && o.sweep_budget == 0);
     char *bar[] = {(char *)"p", (char *)"--sync", (char *)"barrier", NULL};
     CHECK(mb_parse_options(3, bar, &plain, &o, &action) == NULL && o.sync == MB_SYNC_BARRIER);
+    char *win_plain[] = {(char *)"p", (char *)"--window-us", (char *)"50", NULL}; /* p starts on barriers */
+    err = mb_parse_options(3, win_plain, &plain, &o, &action);
+    CHECK(err && !strcmp(err, "--window-us needs --sync window"));
     char *sweep_plain[] = {(char *)"p", (char *)"--sweep-budget", (char *)"2", NULL};
-    const char *err = mb_parse_options(3, sweep_plain, &plain, &o, &action);
+    err = mb_parse_options(3, sweep_plain, &plain, &o, &action);
     CHECK(err && strstr(err, "--sweep-budget does not apply to p"));
     return CHECK_DONE();
 }
