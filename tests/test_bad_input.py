@@ -33,6 +33,22 @@ CASES = [
     (["extra"], "unexpected argument 'extra'"),
     (["-o", "/nonexistent/dir/x.csv"], "cannot write '/nonexistent/dir/x.csv'"),
     (["-o", "/proc/x.csv"], "cannot write '/proc/x.csv'"),
+    # the harness's measurement options (issue 17)
+    (["--sync", "never"], "--sync: unknown value 'never' (choose from: barrier, window)"),
+    (["--window-us", "-5"], "--window-us must be a positive number up to 1000000, got '-5'"),
+    (["--window-us", "1e9"], "--window-us must be a positive number up to 1000000, got '1e9'"),
+    (["--sync", "barrier", "--window-us", "10"], "--window-us needs --sync window"),
+    (["--order", "sideways"], "--order: unknown value 'sideways' (choose from: fixed, shuffle)"),
+    (["--order-seed", "3"], "--order-seed needs --order shuffle"),
+    (["--order", "shuffle", "--order-seed", "-1"], "--order-seed must be an integer from 0 to 4294967295"),
+    (["--sweep-budget", "0"], "--sweep-budget does not apply to halocompare"),
+]
+
+# --sweep-budget belongs to the programs that sweep message sizes
+SWEEP_CASES = [
+    (["--sweep-budget", "0"], "--sweep-budget must be a positive number up to 86400, got '0'"),
+    (["--sweep-budget", "-2"], "--sweep-budget must be a positive number up to 86400, got '-2'"),
+    (["--sweep-budget", "soon"], "--sweep-budget must be a positive number up to 86400, got 'soon'"),
 ]
 
 # collectives (issue 19): the same rules for its own options
@@ -72,4 +88,15 @@ def test_bad_input_every_rank_exits_2(tmp_path: Path, lib: str, program: str, ar
     assert p.returncode == 2
     ours = [line for line in p.stderr.splitlines() if line.startswith(f"{program}: ")]
     assert len(ours) == 1 and message in ours[0], p.stderr  # rank 0 alone speaks
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("program", ["pingpong", "collectives"])
+@pytest.mark.parametrize("args,message", SWEEP_CASES, ids=[" ".join(c[0]) for c in SWEEP_CASES])
+def test_bad_sweep_budget(tmp_path: Path, program: str, args: list[str], message: str) -> None:
+    p = run_bad([str(bindir("openmpi") / program), *args], tmp_path)
+    assert p.returncode == 2
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert lines == [f"{program}: {message}"], p.stderr
+    assert p.stdout == ""
     assert list(tmp_path.iterdir()) == []

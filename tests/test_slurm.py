@@ -136,7 +136,7 @@ def test_dry_run_prints_plain_sbatch_scripts(tmp_path: Path) -> None:
             f'out="{res}/$SLURM_JOB_ID"',
             'scontrol show job "$SLURM_JOB_ID" > "$out/slurm-job.txt"',
             (
-                f'srun --mpi=pmi2 {bindir("mpich")}/halocompare -o "$out" --label lab --quick '
+                f'srun --mpi=pmi2 --cpu-bind=cores {bindir("mpich")}/halocompare -o "$out" --label lab --quick '
                 "--methods irecv-isend --comms 'a b' > \"$out/halocompare.txt\""
             ),
         ):

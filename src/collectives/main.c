@@ -106,7 +106,7 @@ static const struct mb_program program = {
     .summary = "MPI collectives (blocking and nonblocking), user-level broadcast algorithms, two-level (node-aware) "
                "collectives and the series test, time per call over message sizes",
     .options = options,
-    .flags = MB_USES_SIZES,
+    .flags = MB_USES_SIZES | MB_SYNC_AUTO,
     .size_min = 0,
     .size_max = 1 << 20,
     .quick_size_max = 4096,
@@ -310,7 +310,7 @@ static double agg_units(const struct mb_run *run, const struct coll_state *s, co
 }
 
 static void run_test(struct mb_run *run, struct coll_state *s, const struct test *t, size_t b,
-                     const struct coll_comm *c, const struct root *rt)
+                     const struct coll_comm *c, const struct root *rt, struct mb_sweep *sw)
 {
     static char err[MPI_MAX_ERROR_STRING + 64];
     const struct coll_op *op = t->op;
@@ -351,7 +351,7 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
     if (why) {
         mb_na(run, &row, "%s", why);
     } else {
-        struct mb_kernel kk = {.state = &k, .comm = run->world};
+        struct mb_kernel kk = {.state = &k, .comm = run->world, .sweep = sw};
         if (op->fill && op->check) {
             kk.fill = fill;
             kk.check = check;
@@ -435,19 +435,28 @@ int main(int argc, char **argv)
         if (sel_tests & tests[i].sel)
             for (size_t b = lo; b <= hi; b = mb_next_size(b))
                 run->ntotal += applies(&tests[i], b, lo) * ncomms * (tests[i].op->flags & COLL_ROOTED ? nroots : 1);
-    for (int i = 0; i < ntests; i++) {
+    /* --order shuffle: tests, communicators and roots; sizes keep their order (the sweep) */
+    for (int jt = 0; jt < ntests; jt++) {
+        const int i = mb_order(run, 0, ntests, jt, 0);
         if (!(sel_tests & tests[i].sel)) continue;
-        int rooted = (tests[i].op->flags & COLL_ROOTED) != 0;
-        for (size_t b = lo; b <= hi; b = mb_next_size(b)) {
+        int rooted = (tests[i].op->flags & COLL_ROOTED) != 0, nr = rooted ? nroots : 1, nb = 0;
+        struct mb_sweep sw[4][MAX_ROOTS] = {{{0}}}; /* one size sweep per communicator and root */
+        for (size_t b = lo; b <= hi; b = mb_next_size(b)) nb++;
+        size_t b = lo;
+        for (int jb = 0; jb < nb; jb++, b = mb_next_size(b)) {
+            mb_order(run, 1, nb, jb, 1);
             if (!applies(&tests[i], b, lo)) continue;
-            for (int c = 0; c < ncomms; c++) {
+            for (int jc = 0; jc < ncomms; jc++) {
+                const int c = mb_order(run, 2, ncomms, jc, 0);
                 s.comm = comms[c].comm;
                 MPI_Comm_rank(s.comm, &s.rank);
                 MPI_Comm_size(s.comm, &s.size);
                 s.nodes = &comms[c].nodes;
                 s.local_of = comms[c].local_of;
-                for (int r = 0; r < (rooted ? nroots : 1); r++)
-                    run_test(run, &s, &tests[i], b, &comms[c], rooted ? &roots[r] : NULL);
+                for (int jr = 0; jr < nr; jr++) {
+                    const int r = mb_order(run, 3, nr, jr, 0);
+                    run_test(run, &s, &tests[i], b, &comms[c], rooted ? &roots[r] : NULL, &sw[c][r]);
+                }
             }
         }
     }

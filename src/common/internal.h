@@ -51,6 +51,35 @@ void mb_term_release(void); /* back to the default SIGTERM action */
 void mb_utc_now(char *buf, size_t len, int compact);
 void mb_meta_release(void);
 
+/* sync.c: synchronised clocks for --sync window.  mb_sync_start,
+ * mb_sync_refresh and mb_sync_check are collective over run->world. */
+void mb_sync_start(struct mb_run *run);   /* learn every rank's clock model, check it, measure the barrier skew */
+void mb_sync_refresh(struct mb_run *run); /* a new fit point per rank (offset, and drift once it can be seen) */
+double mb_sync_check(struct mb_run *run); /* the error now: max over ranks of |global clock - rank 0's| */
+int mb_sync_ready(void);
+double mb_sync_error(void); /* the last check's */
+double mb_sync_global(double local);
+double mb_sync_local(double global);
+double mb_sync_now(void);
+double mb_sync_clock(void); /* this rank's clock: MPI_Wtime(), plus MPIMB_CLOCK_FAULT's error (tests) */
+const char *mb_sync_fault_parse(const char *spec); /* NULL or why MPIMB_CLOCK_FAULT is bad */
+void mb_sync_wait(double local_target); /* until mb_sync_clock() reaches it */
+/* Whether this test starts its repetitions on windows (the same on every
+ * rank): --sync, and under the automatic choice the error against rep,
+ * one repetition's time. */
+int mb_sync_window(const struct mb_run *run, double rep);
+void mb_sync_count(int window, long rejected); /* rank 0: rows per mode, for the JSON */
+void mb_sync_meta(FILE *f, const struct mb_run *run);
+
+/* order.c: --order */
+void mb_permutation(unsigned long long seed, int *perm, int n); /* seeded Fisher-Yates */
+void mb_order_seed(struct mb_run *run); /* every rank agrees on the seed (collective over world) */
+void mb_order_insert(struct mb_run *run, struct mb_row *row); /* into run->rows at its fixed-order place */
+void mb_order_free(struct mb_run *run);
+
+/* meta.c: the binding check (rank 0 prints the warning once) */
+void mb_binding_warn(struct mb_run *run);
+
 /* watchdog.c */
 void mb_watchdog_start(const char *prog, int rank);
 void mb_watchdog_arm(double seconds, const char *desc);

@@ -21,6 +21,10 @@
 /* ---------------------------------------------------------------- options */
 
 enum mb_stat { MB_STAT_MEDIAN, MB_STAT_MIN, MB_STAT_MEAN };
+/* How a repetition starts (--sync; docs/measurement.md).  AUTO: the
+ * program's default (MB_SYNC_AUTO programs: window where the clocks agree
+ * well enough, else barrier; the others: barrier). */
+enum mb_sync { MB_SYNC_AUTO = -1, MB_SYNC_BARRIER, MB_SYNC_WINDOW };
 
 enum mb_opt_kind {
     MB_OPT_FLAG,   /* int *dest = 1 when given */
@@ -56,10 +60,20 @@ struct mb_opts {
     size_t size_min, size_max; /* -m MIN:MAX, only for programs with MB_USES_SIZES */
     const char *output, *label;
     const char *raw; /* --raw FILE: every repetition's per-rank times, long format */
+    enum mb_sync sync;
+    double window_us;     /* --window-us: time between window starts; 0: calibrated */
+    double sweep_budget;  /* --sweep-budget: seconds one test's size sweep may take; 0: --time-budget per size */
+    int shuffle;          /* --order shuffle */
+    long long order_seed; /* --order-seed; not given: rank 0's pick, made common by mb_init (-1 before) */
 };
 
 #define MB_USES_SIZES 1u /* the program sweeps message sizes (-m MIN:MAX) */
 #define MB_NOT_TIMED 2u  /* not a timed benchmark (libmpimb-prof.so): no harness options in the metadata */
+/* --sync default: window for a test whose clocks are synchronised to within
+ * MB_SYNC_FRACTION of one repetition, barrier otherwise (collectives,
+ * halocompare: where every rank's start matters). */
+#define MB_SYNC_AUTO 4u
+#define MB_SYNC_FRACTION 0.01
 
 struct mb_program {
     const char *name;    /* "halocompare" */
@@ -73,9 +87,12 @@ struct mb_program {
     void (*list)(void);              /* prints what --list shows (rank 0) */
     /* Cross-option checks after parsing; returns NULL or a message ("--x needs --y"). */
     const char *(*validate)(void);
+    double rel_ci, sweep_budget; /* the program's own defaults for --rel-ci and --sweep-budget (0: common) */
 };
 
 /* ------------------------------------------------------------ run state */
+
+#define MB_ORDER_DEPTH 5 /* nesting levels of test loops that mb_order() tracks */
 
 /* Over repetitions of the slowest rank's time (min ... p99), and over ranks
  * of each rank's own median (rank_min, rank_mean: the load imbalance). */
@@ -93,6 +110,7 @@ struct mb_row {
     /* Every other setting that changes what is measured, canonical
      * "key=value;key=value" sorted by key (mb_param); empty where none. */
     char params[512];
+    int order[MB_ORDER_DEPTH]; /* the row's place in --order fixed (harness-filled) */
     int neighbors, periodic, threads;
     long long bytes;
     double sent_bytes; /* bytes one process sends per operation (for mbps); 0: no mbps */
@@ -150,6 +168,10 @@ struct mb_run {
     struct mb_row *rows; /* every finished row, for the program's tables */
     int nrows, cap_rows;
     char *extra_meta;    /* ",\"key\": value" pairs appended to the JSON */
+    int order_path[MB_ORDER_DEPTH]; /* mb_order: the item each loop depth is on */
+    int *order_perm[MB_ORDER_DEPTH];
+    unsigned long long order_draws;
+    int warned_binding;
     char *cmdline_json;  /* argv as a JSON array */
     double t_start, test_t0;
     char start_utc[32];
@@ -170,7 +192,29 @@ struct mb_kernel {
     void (*fill)(void *state, long it);
     int (*check)(void *state, long it, char *msg, size_t len);
     int idle; /* this rank takes no part: left out of rank_min / rank_mean */
+    struct mb_sweep *sweep; /* NULL, or the size sweep this test is one size of */
 };
+
+/* One test over its message sizes, smallest first.  --sweep-budget is
+ * shared among the sizes: each gets what is left over the sizes left, so a
+ * size that reaches its interval early leaves time to the later ones; and
+ * each size's calibration starts from the previous size's K.  Zero one per
+ * test and pass it in mb_kernel.sweep for each of the test's sizes. */
+struct mb_sweep {
+    int started, left; /* sizes still to measure, this one included */
+    double budget;     /* seconds left */
+    long K;            /* the previous size's iterations per repetition (0: none) */
+};
+
+/* --order: which item a test loop runs at its position j of n.  Identity
+ * under fixed; under shuffle a seeded permutation, the same on every rank,
+ * drawn afresh each time a loop starts (j == 0), so that slow drift of the
+ * machine does not fall on one method.  depth: the loop's nesting level
+ * (0 outermost, below MB_ORDER_DEPTH); keep = 1 for a loop that must keep
+ * its order (message sizes, which calibration and the sweep budget follow)
+ * but has shuffled loops inside.  Rows remember the items, so run->rows
+ * stays in the fixed order the tables are built from. */
+int mb_order(struct mb_run *run, int depth, int n, int j, int keep);
 
 /* Parses options (validated identically on every rank), starts MPI, opens
  * the CSV and writes the initial metadata.  Exits 0 after --help/--version/
@@ -240,6 +284,9 @@ void mb_fmt_value(char *buf, size_t len, double v); /* 3 significant digits */
  * library could not run, "FAILED" for one whose verification failed, else v
  * formatted (v is not read in the other cases). */
 char *mb_cell(const struct mb_row *r, double v);
+/* A row's achieved interval, malloc'd: "±0.8%", the larger half-width of
+ * the 95 % CI of the median as a percentage of the median ("-" where none). */
+char *mb_ci_cell(const struct mb_row *r);
 /* Prints the table, then frees every cell and the array (heap cells only). */
 void mb_table_emit(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);
 

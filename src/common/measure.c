@@ -1,7 +1,8 @@
 /* The timing loop: verify, warm up, calibrate K, then repetitions of K
- * iterations, each started by a barrier, until the median is known well
- * enough.  Every decision is taken from values all ranks share (after an
- * allreduce), so all ranks always take the same branch. */
+ * iterations, each started by a barrier or at an agreed instant on
+ * synchronised clocks (--sync window, sync.c), until the median is known
+ * well enough.  Every decision is taken from values all ranks share (after
+ * an allreduce), so all ranks always take the same branch. */
 #include "internal.h"
 
 #include <math.h>
@@ -40,30 +41,80 @@ static int verify(struct mb_run *run, const struct mb_kernel *k, struct mb_row *
     return 0;
 }
 
-/* Iterations per repetition so that one lasts at least the minimum time.
+/* Iterations per repetition so that one lasts at least the minimum time;
+ * rep[0] gets the time of one repetition at the K returned (slowest rank),
+ * rep[1] its wall time (more than rep[0] where the kernel times itself and
+ * leaves something out, as collectives' barrier between calls).
  * Each step keeps the best of three tries, so one hiccup (a descheduled
- * rank) cannot pin K at a value far too small for the whole test. */
-static long calibrate(const struct mb_kernel *k, double min_rep)
+ * rank) cannot pin K at a value far too small for the whole test.  K0 > 0
+ * (the previous size of a sweep) is where the search starts; a start that
+ * proves far too long is brought down once, in proportion. */
+static long calibrate(const struct mb_kernel *k, double min_rep, long K0, double *rep)
 {
-    long K = 1;
+    long K = K0 > 0 ? K0 : 1;
+    int may_shrink = K0 > 1;
     for (;;) {
         double tmax = 0;
         for (int try = 0; try < 3; try++) {
             MPI_Barrier(k->comm);
-            double t = run_once(k, K), m;
-            MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, k->comm);
-            if (try == 0 || m < tmax) tmax = m;
+            double w0 = MPI_Wtime(), t[2] = {run_once(k, K), MPI_Wtime() - w0}, m[2];
+            MPI_Allreduce(t, m, 2, MPI_DOUBLE, MPI_MAX, k->comm);
+            if (try == 0 || m[0] < tmax) {
+                tmax = m[0];
+                rep[1] = m[1];
+            }
+        }
+        rep[0] = tmax;
+        if (tmax >= min_rep && may_shrink && tmax > 3 * min_rep) {
+            long want = (long)ceil(K * min_rep * 1.2 / tmax);
+            may_shrink = 0;
+            if (want < K) {
+                K = want > 1 ? want : 1;
+                continue;
+            }
         }
         if (tmax >= min_rep || K >= (1l << 30)) return K;
+        may_shrink = 0;
         double want = ceil(K * min_rep * 1.2 / (tmax > 1e-9 ? tmax : 1e-9));
         long next = want > 100.0 * K ? 100 * K : (long)want;
         K = next > 2 * K ? next : 2 * K;
     }
 }
 
-static int ci_ok(const struct mb_stats *s, double rel)
+/* One repetition's time and wall time without calibration (--min-rep-time 0): one try. */
+static void probe(const struct mb_kernel *k, double *rep)
 {
-    return s->median > 0 && s->median - s->ci_lo <= rel * s->median && s->ci_hi - s->median <= rel * s->median;
+    MPI_Barrier(k->comm);
+    double w0 = MPI_Wtime(), t[2] = {run_once(k, 1), MPI_Wtime() - w0};
+    MPI_Allreduce(t, rep, 2, MPI_DOUBLE, MPI_MAX, k->comm);
+}
+
+/* The stopping rule on the sorted samples, O(1): the larger half-width of
+ * the median's 95 % interval over the target half-width (<= 1: reached). */
+static double ci_ratio(const double *sorted, long n, double rel)
+{
+    if (n < 1) return INFINITY;
+    int lo, hi;
+    mb_median_ci_index((int)n, &lo, &hi);
+    double med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    return med > 0 ? fmax(med - sorted[lo], sorted[hi] - med) / (rel * med) : INFINITY;
+}
+
+#define LATE 1e9 /* seconds added to a repetition some rank started late (--sync window) */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Merges the m new samples (sorted here) into the n sorted ones: O(n + m log m)
+ * per batch instead of sorting everything again. */
+static void merge(double *sorted, long n, double *add, long m)
+{
+    qsort(add, (size_t)m, sizeof *add, cmp_double);
+    long i = n - 1, j = m - 1, w = n + m - 1;
+    while (j >= 0) sorted[w--] = i >= 0 && sorted[i] > add[j] ? sorted[i--] : add[j--];
 }
 
 /* Over ranks, each rank's own median (idle ranks left out): the minimum
@@ -80,6 +131,19 @@ static void rank_stats(const struct mb_kernel *k, double *mine, long n, struct m
     s->rank_mean = sum[1] > 0 ? sum[0] / sum[1] : -1;
 }
 
+/* Sizes a sweep has from this one to the end of -m (this one included). */
+static int sizes_left(const struct mb_opts *o, long long bytes)
+{
+    if (bytes < 0 || (size_t)bytes < o->size_min || (size_t)bytes > o->size_max) return 1;
+    int n = 0;
+    for (size_t s = (size_t)bytes; s <= o->size_max && n < 64; s = mb_next_size(s)) n++;
+    return n;
+}
+
+/* The time between window starts, from one repetition's wall time (slowest
+ * rank): room for a slower repetition, the clock error and the wait. */
+static double window_length(double wall) { return 1.25 * wall + 4 * mb_sync_error() + 20e-6; }
+
 int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row)
 {
     const struct mb_opts *o = &run->opts;
@@ -94,58 +158,124 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
         MPI_Barrier(k->comm);
         run_once(k, o->warmup);
     }
+    struct mb_sweep *sw = k->sweep;
+    if (sw) { /* a size the test skips (reductions: multiples of 8) is not waited for */
+        int left = sizes_left(o, row->bytes);
+        if (!sw->started || left < sw->left) sw->left = left;
+        if (!sw->started) sw->budget = o->sweep_budget;
+        sw->started = 1;
+    }
+    /* a sweep's budget: what is left, shared by the sizes left */
+    double budget = sw && o->sweep_budget > 0 ? sw->budget / (sw->left > 0 ? sw->left : 1) : o->time_budget;
     /* --min-rep-time 0 (as --quick sets it) asks for one iteration per repetition */
-    double min_rep = o->min_rep_time, tick100 = 100 * MPI_Wtick();
-    long K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100) : 1;
+    double min_rep = o->min_rep_time, tick100 = 100 * MPI_Wtick(), rep[2] = {0, 0}; /* time, wall time */
+    int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_SYNC_AUTO)), size;
+    MPI_Comm_size(k->comm, &size);
+    want_sync = want_sync && size == run->nprocs; /* the clocks are the world's: only tests every rank runs */
+    long K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100, sw ? sw->K : 0, rep) : 1;
+    if (want_sync && !mb_sync_ready()) mb_sync_start(run); /* the first test that needs the clocks */
+    if (want_sync && min_rep <= 0) probe(k, rep);
+    const int window = want_sync && mb_sync_window(run, rep[0]);
+    mb_param(row, "sync", "%s", window ? "window" : "barrier");
+    double w = 0, start = 0; /* window length; the next batch's first start (global clock) */
+    if (window) {
+        mb_sync_refresh(run);
+        w = o->window_us > 0 ? o->window_us * 1e-6 : window_length(rep[1]);
+        double now = mb_sync_now();
+        MPI_Allreduce(&now, &start, 1, MPI_DOUBLE, MPI_MAX, k->comm);
+        start += 2 * w + 50e-6; /* every rank has left the allreduce by then */
+    }
 
-    long cap = o->max_reps, n = 0, batch = o->reps, room = 0;
-    double *loc = NULL, *all = NULL, *tmp = NULL, *mine = NULL; /* mine: this rank's own times */
-    struct mb_stats s = {0};
+    long cap = o->max_reps, n = 0, batch = o->reps, room = 0, rejected = 0;
+    double *loc = NULL, *got = NULL, *all = NULL, *sorted = NULL, *mine = NULL; /* mine: this rank's own times */
     const char *stop = NULL;
+    double elapsed = 0;
     while (!stop) {
-        if (n + batch + 1 > room) { /* grow with the samples, not to --max-reps up front */
-            room = 2 * (n + batch + 1);
+        if (n + batch + 3 > room) { /* grow with the samples, not to --max-reps up front */
+            room = 2 * (n + batch + 3);
             loc = realloc(loc, (size_t)room * sizeof *loc);
+            got = realloc(got, (size_t)room * sizeof *got);
             all = realloc(all, (size_t)room * sizeof *all);
-            tmp = realloc(tmp, (size_t)room * sizeof *tmp);
+            sorted = realloc(sorted, (size_t)room * sizeof *sorted);
             mine = realloc(mine, (size_t)room * sizeof *mine);
         }
+        double slowest = 0; /* wall time of this rank's longest repetition */
         for (long i = 0; i < batch; i++) {
-            MPI_Barrier(k->comm);
-            loc[i] = run_once(k, K) / (double)K;
+            if (window) { /* start at the agreed instant; arriving after it spoils the repetition */
+                double target = mb_sync_local(start + (double)i * w);
+                int late = mb_sync_clock() > target;
+                mb_sync_wait(target);
+                double t = run_once(k, K) / (double)K, wall = mb_sync_clock() - target;
+                loc[i] = late ? t + LATE : t;
+                if (wall > slowest) slowest = wall;
+            } else {
+                MPI_Barrier(k->comm);
+                loc[i] = run_once(k, K) / (double)K;
+            }
         }
         loc[batch] = MPI_Wtime() - t0;
-        /* the repetition's time is the slowest rank's; reduced outside the timed region */
-        MPI_Allreduce(loc, all + n, (int)batch + 1, MPI_DOUBLE, MPI_MAX, k->comm);
-        double elapsed = all[n + batch];
-        memcpy(mine + n, loc, (size_t)batch * sizeof *mine);
-        n += batch;
-        memcpy(tmp, all, (size_t)n * sizeof *tmp);
-        mb_stats_compute(tmp, (int)n, &s);
-        if (n >= o->reps && ci_ok(&s, o->rel_ci))
+        loc[batch + 1] = window ? mb_sync_now() : 0;
+        loc[batch + 2] = slowest;
+        /* the repetition's time is the slowest rank's; reduced outside the timed region.
+         * A repetition some rank started late is LATE longer here, on every rank. */
+        MPI_Allreduce(loc, got, (int)batch + 3, MPI_DOUBLE, MPI_MAX, k->comm);
+        elapsed = got[batch];
+        start = got[batch + 1] + 2 * w + 50e-6;
+        slowest = got[batch + 2];
+        long v = 0;
+        for (long i = 0; i < batch; i++) {
+            if (got[i] >= LATE) continue;
+            all[n + v] = got[i];
+            mine[n + v] = loc[i];
+            v++;
+        }
+        rejected += batch - v;
+        if (window && batch - v > batch / 4 && !(o->window_us > 0)) /* too tight: as long as the slowest, and more */
+            w = fmax(1.5 * w, window_length(slowest));
+        memcpy(loc, all + n, (size_t)v * sizeof *loc);
+        merge(sorted, n, loc, v);
+        n += v;
+        double ratio = ci_ratio(sorted, n, o->rel_ci);
+        if (n >= o->reps && ratio <= 1)
             stop = "ci";
         else if (n >= cap)
             stop = "max-reps";
-        else if (elapsed >= o->time_budget)
-            stop = "budget";
+        else if (elapsed >= budget && (n >= o->reps || (n > 0 && elapsed >= 4 * budget)))
+            stop = "budget"; /* rejected repetitions may leave fewer than --reps, but only past the budget */
         else {
-            /* grow by half again, but not past the budget or the cap */
-            double per_rep = s.mean * (double)K + 1e-6;
-            long fit = (long)((o->time_budget - elapsed) / per_rep) + 1;
-            batch = n / 2 > 1 ? n / 2 : 1;
-            if (batch > fit) batch = fit;
+            /* the interval narrows as 1/sqrt(n): what should reach the target, with a
+             * margin, but at most half again, and not past the budget or the cap */
+            double per_rep = window ? w : sorted[n / 2] * (double)K + 1e-6;
+            long fit = (long)((budget - elapsed) / per_rep) + 1;
+            double want = ceil((double)n * (ratio * ratio - 1) * 1.2);
+            batch = n < o->reps ? o->reps - n : n / 2 > 1 ? n / 2 : 1;
+            if (n >= o->reps && want < batch) batch = want > 2 ? (long)want : 2;
+            if (n >= o->reps && batch > fit) batch = fit;
             if (batch > cap - n) batch = cap - n;
         }
     }
+    struct mb_stats s;
+    mb_stats_compute(sorted, (int)n, &s);
     mb_raw_write(run, k, row, mine, n);
     rank_stats(k, mine, n, &s);
     row->iters = K;
     row->reps = n;
     row->t = s;
     snprintf(row->stop_reason, sizeof row->stop_reason, "%s", stop);
+    if (window) {
+        row->reps_rejected = rejected;
+        row->sync_error = mb_sync_check(run);
+    }
+    if (run->rank == 0) mb_sync_count(window, rejected);
+    if (sw) {
+        sw->K = K;
+        sw->budget -= elapsed;
+        sw->left--;
+    }
     free(loc);
+    free(got);
     free(all);
-    free(tmp);
+    free(sorted);
     free(mine);
     return failed;
 }

@@ -27,6 +27,8 @@ enum { REC = 128 }; /* bytes per rank: host name, then cpu list */
 
 static struct {
     char *recs; /* rank 0: nprocs records */
+    int *bound; /* rank 0: whether each rank's binding is narrower than what the machine allows (-1: unknown) */
+    int unbound, unknown, shared; /* ranks not bound, not known; ranks sharing a cpu with another rank of their host */
     int packages, numa, cores, pus;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int ver, subver;
@@ -57,14 +59,57 @@ static int count_type(hwloc_topology_t t, hwloc_obj_type_t type)
 void mb_meta_release(void)
 {
     free(M.recs);
+    free(M.bound);
     M.recs = NULL;
+    M.bound = NULL;
+}
+
+#ifndef MB_SIMULATED
+/* Rank 0: ranks of one host whose cpu sets overlap (two ranks on one core
+ * disturb each other as much as an unbound pair). */
+static int shared_cpus(int nprocs)
+{
+    int n = 0;
+    hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
+    for (int r = 0; r < nprocs; r++) {
+        const char *rec = M.recs + (size_t)r * REC;
+        if (M.bound[r] != 1 || hwloc_bitmap_list_sscanf(a, rec + REC / 2)) continue;
+        for (int q = 0; q < nprocs; q++) {
+            const char *other = M.recs + (size_t)q * REC;
+            if (q == r || strcmp(rec, other) || M.bound[q] != 1 || hwloc_bitmap_list_sscanf(b, other + REC / 2))
+                continue;
+            if (hwloc_bitmap_intersects(a, b)) {
+                n++;
+                break;
+            }
+        }
+    }
+    hwloc_bitmap_free(a);
+    hwloc_bitmap_free(b);
+    return n;
+}
+#endif
+
+void mb_binding_warn(struct mb_run *run)
+{
+    if (run->rank != 0 || run->warned_binding || !M.bound) return;
+    run->warned_binding = 1;
+    if (M.unbound)
+        fprintf(stderr,
+                "%s: warning: %d of %d ranks are not bound to cores, so figures vary more from run to run; bind "
+                "them: mpiexec -bind-to core (MPICH), mpiexec --bind-to core (Open MPI), "
+                "srun --cpu-bind=cores (Slurm)\n",
+                run->prog->name, M.unbound, run->nprocs);
+    else if (M.shared)
+        fprintf(stderr, "%s: warning: %d ranks share cores with other ranks of their node (the JSON's ranks[].cpus)\n",
+                run->prog->name, M.shared);
 }
 
 /* Collective over the run's world: every rank contributes its host and binding. */
 void mb_meta_gather(struct mb_run *run)
 {
     char rec[REC] = {0}, cpus[REC / 2] = "unknown";
-    int len = 0;
+    int len = 0, bound = -1;
     char host[MPI_MAX_PROCESSOR_NAME];
     MPI_Get_processor_name(host, &len);
 #ifdef MB_SIMULATED
@@ -77,8 +122,11 @@ void mb_meta_gather(struct mb_run *run)
         hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE); /* no PCI scan */
         if (hwloc_topology_load(topo) == 0) {
             hwloc_bitmap_t set = hwloc_bitmap_alloc();
-            if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+            if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
                 hwloc_bitmap_list_snprintf(cpus, sizeof cpus, set);
+                /* bound: narrower than every cpu this process may use */
+                bound = !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), set);
+            }
             hwloc_bitmap_free(set);
             if (run->rank == 0) {
                 M.packages = count_type(topo, HWLOC_OBJ_PACKAGE);
@@ -94,6 +142,17 @@ void mb_meta_gather(struct mb_run *run)
     memcpy(rec + REC / 2, cpus, strnlen(cpus, REC / 2 - 1));
     if (run->rank == 0) M.recs = malloc((size_t)run->nprocs * REC);
     MPI_Gather(rec, REC, MPI_CHAR, M.recs, REC, MPI_CHAR, 0, run->world);
+    if (run->rank == 0) M.bound = malloc((size_t)run->nprocs * sizeof *M.bound);
+    MPI_Gather(&bound, 1, MPI_INT, M.bound, 1, MPI_INT, 0, run->world);
+#ifndef MB_SIMULATED
+    if (run->rank == 0) {
+        for (int r = 0; r < run->nprocs; r++) {
+            M.unbound += M.bound[r] == 0;
+            M.unknown += M.bound[r] < 0;
+        }
+        M.shared = shared_cpus(run->nprocs);
+    }
+#endif
     MPI_Get_library_version(M.lib, &len);
     MPI_Get_version(&M.ver, &M.subver);
 }
@@ -164,7 +223,7 @@ static void ranks(FILE *f, const struct mb_run *run)
         jstr(f, M.recs + (size_t)r * REC);
         fputs(", \"cpus\": ", f);
         jstr(f, M.recs + (size_t)r * REC + REC / 2);
-        fputs("}", f);
+        fprintf(f, ", \"bound\": %s}", M.bound[r] < 0 ? "null" : M.bound[r] ? "true" : "false");
     }
     fputs("\n  ]", f);
 }
@@ -239,14 +298,35 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     fputs(", \"flags\": ", f);
     jstr(f, MB_CFLAGS);
     fputs("},\n  \"options\": {", f);
-    if (!(run->prog->flags & MB_NOT_TIMED)) /* the profiler has no harness options: its settings are its own */
+    const int timed = !(run->prog->flags & MB_NOT_TIMED); /* the profiler's settings are its own */
+    if (timed) {
         fprintf(f, "\"quick\": %s, \"verify\": %s, \"timeout\": %g, \"reps\": %ld, "
                    "\"max_reps\": %ld, \"rel_ci\": %g, \"time_budget\": %g, \"min_rep_time\": %g, "
                    "\"warmup\": %ld, \"stat\": \"%s\"",
                 o->quick ? "true" : "false", o->verify ? "true" : "false", o->timeout, o->reps, o->max_reps,
                 o->rel_ci, o->time_budget, o->min_rep_time, o->warmup, mb_stat_name(o->stat));
-    if (run->prog->flags & MB_USES_SIZES) fprintf(f, ", \"sizes\": [%zu, %zu]", o->size_min, o->size_max);
-    fputs("},\n  \"environment\": ", f);
+        if (run->prog->flags & MB_USES_SIZES)
+            fprintf(f, ", \"sizes\": [%zu, %zu], \"sweep_budget\": %g", o->size_min, o->size_max, o->sweep_budget);
+        fprintf(f, ", \"window_us\": %g, \"order\": \"%s\"", o->window_us, o->shuffle ? "shuffle" : "fixed");
+    }
+    fputs("}", f);
+    if (timed) { /* how repetitions started; in which order the tests ran */
+        mb_sync_meta(f, run);
+        fprintf(f, ",\n  \"order\": {\"mode\": \"%s\", \"seed\": ", o->shuffle ? "shuffle" : "fixed");
+        if (o->shuffle)
+            fprintf(f, "%lld}", o->order_seed);
+        else
+            fputs("null}", f);
+    }
+    /* whether ranks were bound */
+#ifdef MB_SIMULATED
+    fputs(",\n  \"binding\": {\"checked\": false, \"why\": \"simulated ranks\"}", f);
+#else
+    fprintf(f, ",\n  \"binding\": {\"checked\": true, \"bound\": %s, \"unbound_ranks\": %d, "
+               "\"ranks_sharing_cpus\": %d}",
+            M.unbound ? "false" : M.unknown ? "null" : "true", M.unbound, M.shared);
+#endif
+    fputs(",\n  \"environment\": ", f);
     environment(f);
     /* what the suite itself costs, apart from the measurements (max over ranks) */
 #ifdef MB_SIMULATED

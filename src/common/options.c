@@ -12,7 +12,8 @@
 static struct mb_opts O;
 static int want_help, want_version, want_list;
 static size_t sizes[2];
-static int stat_idx = -1;
+static int stat_idx = -1, sync_idx = -1, order_idx;
+static long order_seed = -1;
 
 /* Common options, in --help order.  Their dest points into O. */
 static const struct mb_option common[] = {
@@ -35,6 +36,18 @@ static const struct mb_option common[] = {
     {"warmup", 0, MB_OPT_INT, &O.warmup, 0, 1000000, NULL, "warm-up iterations per test (5)"},
     {"stat", 0, MB_OPT_CHOICE, &stat_idx, 0, 0, "median,min,mean", "statistic shown in tables (median)"},
     {"sizes", 'm', MB_OPT_RANGE, sizes, 0, 0, NULL, "message sizes MIN:MAX in bytes, powers of two (K/M/G suffixes)"},
+    {"sweep-budget", 0, MB_OPT_DOUBLE, &O.sweep_budget, 1, 86400, NULL,
+     "seconds one test's sweep of sizes may take, shared among its sizes (default: --time-budget per size)"},
+    {"sync", 0, MB_OPT_CHOICE, &sync_idx, 0, 0, "barrier,window",
+     "how repetitions start: when each rank leaves a barrier, or at a global time agreed in advance on "
+     "synchronised clocks (collectives, halocompare: window where the clock error is below 1% of a repetition, "
+     "else barrier; others: barrier)"},
+    {"window-us", 0, MB_OPT_DOUBLE, &O.window_us, 1, 1000000, NULL,
+     "--sync window: microseconds from one repetition's start to the next (default: calibrated)"},
+    {"order", 0, MB_OPT_CHOICE, &order_idx, 0, 0, "fixed,shuffle",
+     "test order: as listed, or seeded random so that slow drift does not fall on one method (fixed)"},
+    {"order-seed", 0, MB_OPT_INT, &order_seed, 0, 4294967295ll, NULL,
+     "seed of --order shuffle (default: drawn at start; the JSON records it)"},
     {0},
 };
 
@@ -91,9 +104,10 @@ static const char *store(const struct mb_option *op, const char *arg)
     }
     case MB_OPT_DOUBLE: {
         double d;
-        if (mb_parse_double(arg, &d) || d < 0 || (d == 0 && op->min != 0))
-            return fail("--%s must be a %s number, got '%s'", op->name, op->min == 0 ? "non-negative" : "positive",
-                        arg);
+        if (mb_parse_double(arg, &d) || d < 0 || (d == 0 && op->min != 0) || (op->max && d > (double)op->max))
+            return op->max ? fail("--%s must be a positive number up to %lld, got '%s'", op->name, op->max, arg)
+                           : fail("--%s must be a %s number, got '%s'", op->name,
+                                  op->min == 0 ? "non-negative" : "positive", arg);
         *(double *)op->dest = d;
         return NULL;
     }
@@ -152,6 +166,9 @@ static int explicit_common(const void *dest)
     return 0;
 }
 
+/* Options about message sizes: only for programs that sweep them. */
+static int sizes_only(const struct mb_option *op) { return op->dest == sizes || op->dest == &O.sweep_budget; }
+
 const char *mb_check_label(const char *what, const char *l)
 {
     if (strlen(l) > 63) return fail("%s must be at most 63 characters, got '%s'", what, l);
@@ -170,7 +187,9 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     char shorts[128] = ":";
     memset(is_explicit, 0, sizeof is_explicit); /* parsing starts afresh each call */
     want_help = want_version = want_list = 0;
-    stat_idx = -1;
+    stat_idx = sync_idx = -1;
+    order_idx = 0;
+    order_seed = -1;
     O = (struct mb_opts){.timeout = 300, .reps = 10, .max_reps = 1000, .warmup = 5, .rel_ci = 0.02,
                          .time_budget = 0.1, .min_rep_time = 1e-3};
     for (int i = 0; i < n; i++) {
@@ -209,7 +228,7 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
                 }
         }
         if (op) {
-            if (op->kind == MB_OPT_RANGE && !(prog->flags & MB_USES_SIZES))
+            if (sizes_only(op) && !(prog->flags & MB_USES_SIZES))
                 err = fail("--%s does not apply to %s", op->name, prog->name);
             else
                 err = store(op, optarg);
@@ -221,6 +240,9 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     if (err || *action) return err;
 
     /* --quick lowers the counts the user did not set */
+    /* the program's own defaults, then --quick's */
+    if (prog->rel_ci > 0 && !explicit_common(&O.rel_ci)) O.rel_ci = prog->rel_ci;
+    if (prog->sweep_budget > 0 && !O.quick && !explicit_common(&O.sweep_budget)) O.sweep_budget = prog->sweep_budget;
     if (O.quick) {
         if (!explicit_common(&O.warmup)) O.warmup = 1;
         if (!explicit_common(&O.reps)) O.reps = 3;
@@ -234,6 +256,12 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     if (O.rel_ci >= 1) return fail("--rel-ci must be below 1, got '%g'", O.rel_ci);
     if (O.label && (err = mb_check_label("--label", O.label))) return err;
     O.stat = stat_idx < 0 ? MB_STAT_MEDIAN : (enum mb_stat)stat_idx;
+    O.sync = sync_idx < 0 ? MB_SYNC_AUTO : sync_idx ? MB_SYNC_WINDOW : MB_SYNC_BARRIER;
+    int windows = O.sync == MB_SYNC_WINDOW || (O.sync == MB_SYNC_AUTO && (prog->flags & MB_SYNC_AUTO));
+    if (!windows && explicit_common(&O.window_us)) return fail("--window-us needs --sync window");
+    O.shuffle = order_idx == 1;
+    if (order_seed >= 0 && !O.shuffle) return fail("--order-seed needs --order shuffle");
+    O.order_seed = order_seed;
     if (prog->flags & MB_USES_SIZES) {
         if (explicit_common(sizes)) {
             O.size_min = sizes[0];
@@ -288,7 +316,7 @@ void mb_print_help(const struct mb_program *prog)
         const struct mb_option *t = pass ? common : prog->options;
         if (pass) printf("\nCommon options:\n");
         for (int i = 0; t && t[i].name; i++) {
-            if (t[i].kind == MB_OPT_RANGE && !(prog->flags & MB_USES_SIZES)) continue;
+            if (sizes_only(&t[i]) && !(prog->flags & MB_USES_SIZES)) continue;
             static const char *const meta[] = {"", "N", "SIZE", "X", "WORD", "LIST", "TEXT", "MIN:MAX"};
             char lhs[64];
             snprintf(lhs, sizeof lhs, "%c%c%s--%s%s%s", t[i].short_name ? '-' : ' ', t[i].short_name ? t[i].short_name : ' ',
@@ -297,6 +325,12 @@ void mb_print_help(const struct mb_program *prog)
             if (t[i].kind == MB_OPT_CHOICE || t[i].kind == MB_OPT_LIST) printf(" [%s]", list_words(t[i].choices));
             printf("\n");
         }
+    }
+    if (prog->rel_ci > 0 || prog->sweep_budget > 0) {
+        printf("\n%s's own defaults:", prog->name);
+        if (prog->rel_ci > 0) printf(" --rel-ci %g", prog->rel_ci);
+        if (prog->sweep_budget > 0) printf(" --sweep-budget %g (not with --quick)", prog->sweep_budget);
+        printf("\n");
     }
     printf("\nExit status: 0 ok, 1 a measurement or verification failed, 2 usage error.\n");
 }

@@ -107,6 +107,14 @@ void mb_fmt_value(char *buf, size_t len, double v)
         snprintf(buf, len, "%.3g", v);
 }
 
+/* Characters a cell shows: UTF-8 continuation bytes take no column ("±"). */
+static int shown_len(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++) n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
 /* Tables wider than this wrap into blocks of columns, each repeating the
  * row labels (column 0), so that no line is longer than a terminal's. */
 enum { MB_TABLE_WIDTH = 120 };
@@ -151,7 +159,11 @@ static void print_block(FILE *f, int nrows, int ncols, char **cells, const char 
     for (int r = 0; r < nrows; r++) {
         for (int i = 0; i < n; i++) {
             const char *s = cells[r * ncols + cols[i]];
-            fprintf(f, i ? "  %*s" : "%-*s", w[cols[i]], s ? s : "");
+            int pad = w[cols[i]] - shown_len(s);
+            if (i)
+                fprintf(f, "  %*s%s", pad, "", s ? s : "");
+            else
+                fprintf(f, "%s%*s", s ? s : "", pad, "");
         }
         fputc('\n', f);
         if (r == 0) {
@@ -167,7 +179,7 @@ void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *con
     for (int r = 0; r < nrows; r++)
         for (int c = 0; c < ncols; c++) {
             const char *s = cells[r * ncols + c];
-            int l = s ? (int)strlen(s) : 0;
+            int l = shown_len(s);
             if (l > w[c]) w[c] = l;
         }
     /* a group label wider than its first column still has to fit the line */
@@ -199,6 +211,18 @@ char *mb_cell(const struct mb_row *r, double v)
         snprintf(buf, sizeof buf, "FAILED");
     else
         mb_fmt_value(buf, sizeof buf, v);
+    return strdup(buf);
+}
+
+char *mb_ci_cell(const struct mb_row *r)
+{
+    char buf[32] = "-";
+    const struct mb_stats *t = r ? &r->t : NULL;
+    if (t && !r->na && t->median > 0) {
+        double half = t->median - t->ci_lo > t->ci_hi - t->median ? t->median - t->ci_lo : t->ci_hi - t->median;
+        double pct = 100 * half / t->median;
+        snprintf(buf, sizeof buf, pct < 10 ? "\u00b1%.1f%%" : "\u00b1%.0f%%", pct);
+    }
     return strdup(buf);
 }
 

@@ -265,6 +265,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     MPI_Comm_rank(run->world, &run->rank);
     MPI_Comm_size(run->world, &run->nprocs);
     if (!err) err = mb_fault_parse(getenv("MPIMB_FAULT"));
+    if (!err) err = mb_sync_fault_parse(getenv("MPIMB_CLOCK_FAULT"));
     if (err) mb_usage_error(run, "%s", err);
     if (action) {
         if (run->rank == 0) {
@@ -275,6 +276,8 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
         finalize_exit(0);
     }
     mb_nodes_init(run->world, &run->nodes);
+    for (int d = 0; d < MB_ORDER_DEPTH; d++) run->order_path[d] = -1;
+    mb_order_seed(run);
     run->nnodes = run->nodes.nnodes;
     run->ppn = run->nodes.ppn;
 
@@ -323,6 +326,7 @@ void mb_begin(struct mb_run *run, struct mb_row *row)
 {
     char desc[200];
     mb_row_desc(run, row, desc, sizeof desc);
+    mb_binding_warn(run); /* once, when measuring starts (never before a usage error) */
     run->test_t0 = MPI_Wtime();
     mb_watchdog_arm(run->opts.timeout, desc);
 }
@@ -349,7 +353,7 @@ void mb_end(struct mb_run *run, struct mb_row *row)
         run->cap_rows = run->cap_rows ? 2 * run->cap_rows : 64;
         run->rows = realloc(run->rows, (size_t)run->cap_rows * sizeof *run->rows);
     }
-    run->rows[run->nrows++] = *row;
+    mb_order_insert(run, row); /* run->rows in the fixed order, whatever --order ran */
     mb_term_update(run, row); /* the CSV row and the SIGTERM metadata, together */
     char desc[200];
     mb_row_desc(run, row, desc, sizeof desc);
@@ -409,6 +413,7 @@ int mb_finish(struct mb_run *run)
     mb_term_release();
     MPI_Barrier(run->world);
     mb_nodes_free(&run->nodes);
+    mb_order_free(run);
     MPI_Comm_free(&run->world);
     fflush(NULL);
     MPI_Finalize();

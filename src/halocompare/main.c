@@ -79,6 +79,7 @@ static const struct mb_program program = {
     .name = "halocompare",
     .summary = "2-D halo exchange: methods x communicators x 4/8 neighbours x periodic, in MB/s per process",
     .options = options,
+    .flags = MB_SYNC_AUTO,
     .thread_level = MPI_THREAD_SINGLE,
     .list = list,
     .validate = validate,
@@ -180,7 +181,8 @@ static double *sbuf_own[MAXDIR], *rbuf_own[MAXDIR];
 static void run_halo(struct mb_run *run, struct halo *h)
 {
     double sent = sent_bytes(h);
-    for (int i = 0; i < nmethods; i++) {
+    for (int j = 0; j < nmethods; j++) {
+        const int i = mb_order(run, 3, nmethods, j, 0);
         if (!(sel_methods >> i & 1)) continue;
         struct mb_row row;
         mb_row_init(&row, "halo", methods[i]->name);
@@ -247,26 +249,34 @@ int main(int argc, char **argv)
     }
 
     char notes[2][NCOMM][160] = {{{0}}};
+    /* --order shuffle: the communicators (the one-sender tests one more item) and the methods of each block */
     for (int p = first_p; p <= last_p; p++) {
-        for (int ck = 0; ck < NCOMM && (sel_tests & 1); ck++) {
-            if (!(sel_comms >> ck & 1)) continue;
+        mb_order(run, 0, last_p - first_p + 1, p - first_p, 1);
+        for (int jc = 0; jc <= NCOMM; jc++) {
+            const int ck = mb_order(run, 1, NCOMM + 1, jc, 0);
+            if (ck == NCOMM) {
+                for (int nb = 0; nb < 2 && (sel_tests & 2); nb++) {
+                    mb_order(run, 2, 2, nb, 1);
+                    if (!(sel_nbrs >> nb & 1)) continue;
+                    h.comm_name = "world";
+                    halo_neighbors(&h, MPI_COMM_WORLD, p, nb ? 8 : 4);
+                    memcpy(h.sbuf, sbuf_own, sizeof sbuf_own);
+                    memcpy(h.rbuf, rbuf_own, sizeof rbuf_own);
+                    run_one_sender(run, &h);
+                }
+                continue;
+            }
+            if (!(sel_tests & 1) || !(sel_comms >> ck & 1)) continue;
             MPI_Comm comm = halo_comm_create((enum comm_kind)ck, run, p, (unsigned long)seed, notes[p][ck],
                                              sizeof notes[p][ck]);
             h.comm_name = halo_comm_names[ck];
             for (int nb = 0; nb < 2; nb++) {
+                mb_order(run, 2, 2, nb, 1);
                 if (!(sel_nbrs >> nb & 1)) continue;
                 halo_neighbors(&h, comm, p, nb ? 8 : 4);
                 run_halo(run, &h);
             }
             if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
-        }
-        for (int nb = 0; nb < 2 && (sel_tests & 2); nb++) {
-            if (!(sel_nbrs >> nb & 1)) continue;
-            h.comm_name = "world";
-            halo_neighbors(&h, MPI_COMM_WORLD, p, nb ? 8 : 4);
-            memcpy(h.sbuf, sbuf_own, sizeof sbuf_own);
-            memcpy(h.rbuf, rbuf_own, sizeof rbuf_own);
-            run_one_sender(run, &h);
         }
     }
 

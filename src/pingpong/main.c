@@ -51,6 +51,9 @@ static const struct mb_program program = {
     .quick_size_max = (size_t)64 << 10,
     .thread_level = MPI_THREAD_SINGLE,
     .list = list,
+    /* ±1 % on a quiet node in no more time than osu_latency's sweep (bench/pingpong/README.md) */
+    .rel_ci = 0.01,
+    .sweep_budget = 1.2,
 };
 
 /* --------------------------------------------------------------- driver */
@@ -73,7 +76,8 @@ static void roles(struct ctx *c, int npairs, const int *a, const int *b)
     }
 }
 
-static void measure(struct ctx *c, const char *test, const char *method, const char *comm, int kind, size_t bytes)
+static void measure(struct ctx *c, const char *test, const char *method, const char *comm, int kind, size_t bytes,
+                    struct mb_sweep *sw)
 {
     struct mb_row row;
     mb_row_init(&row, test, method);
@@ -86,6 +90,7 @@ static void measure(struct ctx *c, const char *test, const char *method, const c
     mb_begin(c->run, &row);
     pp_prepare(&c->p, &c->bufs, kind, bytes);
     struct mb_kernel k = pp_kernel(&c->p, c->run->world);
+    k.sweep = sw;
     mb_measure(c->run, &k, &row);
     mb_end(c->run, &row);
 }
@@ -106,6 +111,39 @@ static int nsizes(const struct mb_opts *o)
     int n = 0;
     for (size_t s = o->size_min; s <= o->size_max; s = mb_next_size(s)) n++;
     return n;
+}
+
+/* msgrate: pairs i <-> i + P/2 all at once; with P odd the last rank idles */
+static void msgrate(struct ctx *c, const struct pp_place *pl, int npairs, char *mr_comm)
+{
+    const struct mb_opts *o = &c->run->opts;
+    int *a = malloc((size_t)npairs * sizeof *a), *b = malloc((size_t)npairs * sizeof *b), nin = 0;
+    for (int i = 0; i < npairs; i++) {
+        a[i] = i;
+        b[i] = i + npairs;
+        nin += pl->node[a[i]] == pl->node[b[i]];
+    }
+    snprintf(mr_comm, 8, "%s", nin == npairs ? "intra" : nin == 0 ? "inter" : "mixed");
+    roles(c, npairs, a, b);
+    struct mb_sweep sw = {0};
+    for (size_t s = o->size_min; s <= o->size_max; s = mb_next_size(s))
+        measure(c, "msgrate", c->variant, mr_comm, T_BW, s, &sw);
+    free(a);
+    free(b);
+}
+
+/* allpairs: every pair, one at a time, latency then bandwidth */
+static void allpairs(struct ctx *c, const struct pp_place *pl)
+{
+    for (int a = 0; a < c->run->nprocs; a++)
+        for (int b = a + 1; b < c->run->nprocs; b++) {
+            char method[48];
+            snprintf(method, sizeof method, "%d-%d", a, b);
+            roles(c, 1, &a, &b);
+            const char *where = pl->node[a] == pl->node[b] ? "intra" : "inter";
+            measure(c, "allpairs-latency", method, where, T_LATENCY, ap_lat, NULL);
+            measure(c, "allpairs-bw", method, where, T_BW, ap_bw, NULL);
+        }
 }
 
 /* "[a, b]" or "null" */
@@ -155,9 +193,20 @@ int main(int argc, char **argv)
     if (sel_tests >> T_MSGRATE & 1) run->ntotal += ns;
     if (sel_tests >> T_ALLPAIRS & 1) run->ntotal += 2 * nap;
 
-    for (int t = T_LATENCY; t <= T_BIBW; t++) {
+    char mr_comm[8] = "intra";
+    for (int jt = 0; jt < NTEST; jt++) { /* --order shuffle: tests, and pair placements within each */
+        const int t = mb_order(run, 0, NTEST, jt, 0);
         if (!(sel_tests >> t & 1)) continue;
-        for (int i = 0; i < 2; i++) {
+        if (t == T_MSGRATE) {
+            msgrate(&c, &pl, npairs, mr_comm);
+            continue;
+        }
+        if (t == T_ALLPAIRS) {
+            allpairs(&c, &pl);
+            continue;
+        }
+        for (int ji = 0; ji < 2; ji++) {
+            const int i = mb_order(run, 1, 2, ji, 0);
             if (!(sel_pairs >> i & 1)) continue;
             if (!use[i]) {
                 if (explicit_pairs)
@@ -167,39 +216,11 @@ int main(int argc, char **argv)
                 continue;
             }
             roles(&c, 1, &pair[i][0], &pair[i][1]);
+            struct mb_sweep sw = {0};
             for (size_t s = o->size_min; s <= o->size_max; s = mb_next_size(s))
-                measure(&c, pp_test_names[t], c.variant, pname[i], t, s);
+                measure(&c, pp_test_names[t], c.variant, pname[i], t, s, &sw);
         }
     }
-
-    /* msgrate: pairs i <-> i + P/2 all at once; with P odd the last rank idles */
-    char mr_comm[8] = "intra";
-    if (sel_tests >> T_MSGRATE & 1) {
-        int *a = malloc((size_t)npairs * sizeof *a), *b = malloc((size_t)npairs * sizeof *b), nin = 0;
-        for (int i = 0; i < npairs; i++) {
-            a[i] = i;
-            b[i] = i + npairs;
-            nin += pl.node[a[i]] == pl.node[b[i]];
-        }
-        snprintf(mr_comm, sizeof mr_comm, "%s", nin == npairs ? "intra" : nin == 0 ? "inter" : "mixed");
-        roles(&c, npairs, a, b);
-        for (size_t s = o->size_min; s <= o->size_max; s = mb_next_size(s))
-            measure(&c, "msgrate", c.variant, mr_comm, T_BW, s);
-        free(a);
-        free(b);
-    }
-
-    /* allpairs: every pair, one at a time, latency then bandwidth */
-    if (sel_tests >> T_ALLPAIRS & 1)
-        for (int a = 0; a < run->nprocs; a++)
-            for (int b = a + 1; b < run->nprocs; b++) {
-                char method[48];
-                snprintf(method, sizeof method, "%d-%d", a, b);
-                roles(&c, 1, &a, &b);
-                const char *where = pl.node[a] == pl.node[b] ? "intra" : "inter";
-                measure(&c, "allpairs-latency", method, where, T_LATENCY, ap_lat);
-                measure(&c, "allpairs-bw", method, where, T_BW, ap_bw);
-            }
 
     char meta[1024], pj[2][32];
     snprintf(meta, sizeof meta,

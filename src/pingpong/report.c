@@ -35,9 +35,9 @@ static void block(const struct mb_run *run, const struct shape *sh, const char *
     int n = 0;
     for (int i = 0; i < run->nrows; i++) n += !strcmp(run->rows[i].test, sh->test) && !strcmp(run->rows[i].comm, comm);
     if (!n) return;
-    const int msgrate = !strcmp(sh->test, "msgrate"), ncols = msgrate ? 7 : 6;
+    const int msgrate = !strcmp(sh->test, "msgrate"), ncols = msgrate ? 8 : 7;
     char **cells = calloc((size_t)(ncols * (n + 1)), sizeof *cells);
-    const char *head[] = {"Size (B)", sh->unit, "CI low", "CI high", "reps", "stop", "Messages/s"};
+    const char *head[] = {"Size (B)", sh->unit, "CI low", "CI high", "\u00b1CI", "reps", "stop", "Messages/s"};
     for (int c = 0; c < ncols; c++) cells[c] = str(head[c]);
     int k = 1;
     for (int i = 0; i < run->nrows; i++) {
@@ -49,17 +49,18 @@ static void block(const struct mb_run *run, const struct shape *sh, const char *
         row[0] = str(r->bytes >= 0 ? size : "-");
         if (r->na) {
             row[1] = str("n/a");
-            row[5] = str(r->stop_reason + (strncmp(r->stop_reason, "n/a: ", 5) ? 0 : 5));
+            row[6] = str(r->stop_reason + (strncmp(r->stop_reason, "n/a: ", 5) ? 0 : 5));
             continue;
         }
         double lo = value(sh, r, sh->rate ? r->t.ci_hi : r->t.ci_lo), hi = value(sh, r, sh->rate ? r->t.ci_lo : r->t.ci_hi);
         row[1] = fmt(value(sh, r, mb_stat_value(&run->opts, &r->t)));
         row[2] = fmt(lo);
         row[3] = fmt(hi);
+        row[4] = mb_ci_cell(r);
         snprintf(reps, sizeof reps, "%ld", r->reps);
-        row[4] = str(reps);
-        row[5] = str(r->stop_reason);
-        if (msgrate) row[6] = fmt(sh->factor / mb_stat_value(&run->opts, &r->t));
+        row[5] = str(reps);
+        row[6] = str(r->stop_reason);
+        if (msgrate) row[7] = fmt(sh->factor / mb_stat_value(&run->opts, &r->t));
     }
     printf("\n# %s, %s [%s]\n", sh->title, who, comm);
     mb_table_emit(stdout, n + 1, ncols, cells, NULL);

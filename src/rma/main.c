@@ -99,6 +99,7 @@ struct plan {
     struct rma *r;
     struct rma_win *wins; /* one per flavour (selected ones created) */
     int dry;              /* only count tests */
+    struct mb_sweep *sweeps, *sw; /* one per (op, kind, reference or window x sync); the current one */
 };
 
 static void describe(const struct mb_run *run, struct mb_row *row, const struct rma *r, const char *op, int kind,
@@ -126,7 +127,7 @@ static void reference(struct plan *p, int kind)
     describe(p->run, &row, r, r->op->name, kind, "sendrecv", "p2p");
     mb_begin(p->run, &row);
     struct mb_kernel k = {.state = r, .comm = r->comm, .fill = rma_sendrecv_fill, .check = rma_sendrecv_check,
-                          .idle = r->role == ROLE_IDLE};
+                          .idle = r->role == ROLE_IDLE, .sweep = p->sw};
     if (kind == 0)
         k.run_timed = rma_sendrecv_latency;
     else
@@ -162,7 +163,7 @@ static void rma_test(struct plan *p, int kind, const struct rma_win *w, const st
         } else {
             struct mb_kernel k = {
                 .state = r, .comm = r->comm, .run_timed = rma_run_timed, .fill = rma_fill, .check = rma_check,
-                .idle = r->role == ROLE_IDLE};
+                .idle = r->role == ROLE_IDLE, .sweep = p->sw};
             mb_measure(p->run, &k, &row);
             if (agree_error(r, why, sizeof why)) mb_na(p->run, &row, "failed while timed: %s", why);
         }
@@ -171,27 +172,49 @@ static void rma_test(struct plan *p, int kind, const struct rma_win *w, const st
     mb_end(p->run, &row);
 }
 
+static int count_ops(void)
+{
+    int n = 0;
+    while (rma_ops[n].name) n++;
+    return n;
+}
+
+/* Sizes outermost (kept in order: calibration and the sweep budget follow
+ * them); under --order shuffle the tests of each size in a random order. */
 static void sweep(struct plan *p)
 {
     struct rma *r = p->r;
-    const struct mb_opts *o = &p->run->opts;
-    int first = 1;
+    struct mb_run *run = p->run;
+    const struct mb_opts *o = &run->opts;
+    int first = 1, nops = count_ops(), nwins = 0, nsyncs = 0, zi = 0;
+    while (rma_windows[nwins].name) nwins++;
+    while (rma_syncs[nsyncs].name) nsyncs++;
+    const int per = nwins * nsyncs + 1; /* sweeps of one (op, kind): the reference, then window x sync */
     for (size_t size = o->size_min; size <= o->size_max; size = mb_next_size(size), first = 0) {
-        for (int oi = 0; rma_ops[oi].name; oi++) {
+        mb_order(run, 0, 64, zi++, 1);
+        for (int jo = 0; jo < nops; jo++) {
+            const int oi = mb_order(run, 1, nops, jo, 0);
             const struct rma_op *op = &rma_ops[oi];
             if (!(sel_ops >> oi & 1) || (op->fixed && !first) || (!op->fixed && size % op->elem)) continue;
             r->op = op;
             r->bytes = op->fixed ? op->elem : size;
-            for (int kind = 0; kind < NKIND; kind++) {
+            for (int jk = 0; jk < NKIND; jk++) {
+                const int kind = mb_order(run, 2, NKIND, jk, 0);
                 if (!(sel_tests >> kind & 1)) continue;
                 r->nops = kind ? r->nslots : 1;
+                struct mb_sweep *sw = p->sweeps && !op->fixed ? &p->sweeps[(oi * NKIND + kind) * per] : NULL;
+                p->sw = sw;
                 if (!no_reference) reference(p, kind);
-                for (int wi = 0; rma_windows[wi].name; wi++) {
+                for (int jw = 0; jw < nwins; jw++) {
+                    const int wi = mb_order(run, 3, nwins, jw, 0);
                     if (!(sel_windows >> wi & 1)) continue;
                     int shared = rma_windows[wi].shared;
-                    for (int si = 0; rma_syncs[si].name; si++)
+                    for (int js = 0; js < nsyncs; js++) {
+                        const int si = mb_order(run, 4, nsyncs, js, 0);
+                        p->sw = sw ? sw + 1 + wi * nsyncs + si : NULL;
                         if ((sel_syncs >> si & 1) && (!rma_syncs[si].shared_only || shared))
                             rma_test(p, kind, &p->wins[wi], &rma_syncs[si]);
+                    }
                 }
             }
         }
@@ -287,7 +310,9 @@ int main(int argc, char **argv)
         wins[wi] = r.w;
     }
     p.dry = 0;
+    p.sweeps = calloc((size_t)count_ops() * NKIND * (size_t)(nwins * nsyncs + 1), sizeof *p.sweeps);
     sweep(&p);
+    free(p.sweeps);
     add_meta(run, &r, wins);
     for (int wi = 0; wi < nwins; wi++)
         if ((sel_windows >> wi & 1) && !wins[wi].na[0]) {

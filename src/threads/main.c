@@ -203,14 +203,22 @@ int main(int argc, char **argv)
     MPI_Allreduce(&slots, &c.cpu_slots, 1, MPI_INT, MPI_MAX, run->world);
 
     run->ntotal = thr_count_rows(&c, sel_tests);
-    if (sel_tests >> T_OVH_LAT & 1) thr_overhead(&c, 0);
-    if (sel_tests >> T_OVH_BW & 1) thr_overhead(&c, 1);
-    for (int t = T_LAT_MT; t <= T_RATE_MT; t++)
-        if (sel_tests >> t & 1) thr_mt(&c, t);
-    if (sel_tests >> T_SHORT_LONG & 1) thr_short_long(&c);
-    if (sel_tests >> T_OVERLAP & 1) thr_overlap(&c);
-    if (sel_tests >> T_COLL_MT & 1) thr_coll(&c);
-    if (sel_tests >> T_MASTER_WORKER & 1) thr_master_worker(&c);
+    for (int j = 0; j < NTESTS; j++) { /* --order shuffle: the tests (and the *-mt variants) */
+        const int t = mb_order(run, 0, NTESTS, j, 0);
+        if (!(sel_tests >> t & 1)) continue;
+        if (t == T_OVH_LAT || t == T_OVH_BW)
+            thr_overhead(&c, t == T_OVH_BW);
+        else if (t <= T_RATE_MT)
+            thr_mt(&c, t);
+        else if (t == T_SHORT_LONG)
+            thr_short_long(&c);
+        else if (t == T_OVERLAP)
+            thr_overlap(&c);
+        else if (t == T_COLL_MT)
+            thr_coll(&c);
+        else
+            thr_master_worker(&c);
+    }
 
     placement_meta(&c);
     thr_cpu_meta(&c);

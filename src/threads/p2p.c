@@ -152,11 +152,11 @@ static int p2p_check(void *state, long it, char *msg, size_t len)
     return 0;
 }
 
-static void measure(struct thr *c, struct p2p *p, struct mb_row *row)
+static void measure(struct thr *c, struct p2p *p, struct mb_row *row, struct mb_sweep *sw)
 {
     p->team = c->team;
     struct mb_kernel k = {.state = p, .comm = c->run->world, .run_timed = p2p_timed, .fill = p2p_fill, .idle = p->role < 0,
-                          .check = p2p_check};
+                          .check = p2p_check, .sweep = sw};
     thr_measure(c, c->team, &k, row);
 }
 
@@ -168,6 +168,7 @@ void thr_overhead(struct thr *c, int bw)
 {
     struct mb_run *run = c->run;
     size_t lo = bw ? c->long_size : run->opts.size_min, hi = bw ? c->long_size : run->opts.size_max;
+    struct mb_sweep sw = {0};
     for (size_t b = lo; b <= hi; b = mb_next_size(b)) {
         struct mb_row row;
         mb_row_init(&row, bw ? "overhead-bw" : "overhead-latency", mb_thread_level_name(run->thread_level_req));
@@ -185,7 +186,7 @@ void thr_overhead(struct thr *c, int bw)
             thr_pair(run, &p.role, &p.partner);
             p2p_alloc(&p, 1);
             p.comm[0] = c->shared;
-            measure(c, &p, &row);
+            measure(c, &p, &row, bw ? NULL : &sw);
             p2p_free(&p);
         }
         mb_end(run, &row);
@@ -196,7 +197,7 @@ void thr_overhead(struct thr *c, int bw)
 
 /* Variants in table order: threads on one communicator with distinct tags,
  * threads with one communicator each, processes with one thread each. */
-static void mt_one(struct thr *c, int test, int variant, size_t b)
+static void mt_one(struct thr *c, int test, int variant, size_t b, struct mb_sweep *sw)
 {
     static const char *const names[3] = {"threads-tags", "threads-comms", "processes"};
     struct mb_run *run = c->run;
@@ -232,7 +233,7 @@ static void mt_one(struct thr *c, int test, int variant, size_t b)
             p.comm[t] = variant == 1 ? c->percomm[t] : c->shared;
             p.tag[t] = variant == 0 ? t : 0;
         }
-        measure(c, &p, &row);
+        measure(c, &p, &row, sw);
         p2p_free(&p);
     }
     mb_end(run, &row);
@@ -243,9 +244,16 @@ void thr_mt(struct thr *c, int test)
     struct mb_run *run = c->run;
     size_t lo = test == T_LAT_MT ? run->opts.size_min : test == T_BW_MT ? c->long_size : c->short_size;
     size_t hi = test == T_LAT_MT ? run->opts.size_max : lo;
-    for (size_t b = lo; b <= hi; b = mb_next_size(b))
-        for (int v = 0; v < 3; v++)
-            if (v == 2 || (v == 0 ? c->pair_tags : c->pair_comms)) mt_one(c, test, v, b);
+    struct mb_sweep sw[3] = {{0}}; /* latency-mt sweeps sizes, one per variant */
+    int zi = 0;
+    for (size_t b = lo; b <= hi; b = mb_next_size(b)) {
+        mb_order(run, 1, 64, zi++, 1); /* sizes keep their order; variants shuffle within each */
+        for (int j = 0; j < 3; j++) {
+            const int v = mb_order(run, 2, 3, j, 0);
+            if (v == 2 || (v == 0 ? c->pair_tags : c->pair_comms))
+                mt_one(c, test, v, b, test == T_LAT_MT ? &sw[v] : NULL);
+        }
+    }
 }
 
 /* ------------------------------------------------------------ short-long */
