@@ -27,7 +27,10 @@ def check_done_when(run, n: int, sizes: list[int]) -> None:  # type: ignore[no-u
     assert {(r["test"], r["method"], r["bytes"]) for r in rows} == want and len(rows) == len(want)
     for r in rows:
         assert r["verified"] == "yes" and r["comm"] == "world", r
-        assert r["params"] == ("timing=osu" if r["test"] == "allreduce" else "root=0;timing=osu"), r
+        sync = dict(kv.split("=") for kv in r["params"].split(";"))["sync"]  # the harness's choice per test
+        assert sync in ("barrier", "window"), r
+        want_params = f"sync={sync};timing=osu" if r["test"] == "allreduce" else f"root=0;sync={sync};timing=osu"
+        assert r["params"] == want_params, r
         check_agg(r, n)
     for t in TESTS:  # each collective's table has its two-level columns and the aggregate bandwidth
         block = run.stdout.split(f"\n{t}: time per call in us", 1)[1].split("\n\n", 1)[0]
