@@ -225,8 +225,10 @@ static int nref;
 
 static void subtract(struct mb_stats *t, double b)
 {
-    double *v[] = {&t->min, &t->median, &t->mean, &t->max, &t->ci_lo, &t->ci_hi};
-    for (size_t i = 0; i < sizeof v / sizeof *v; i++) *v[i] = *v[i] > b ? *v[i] - b : 0;
+    double *v[] = {&t->min, &t->median, &t->mean, &t->max,      &t->ci_lo,
+                   &t->ci_hi, &t->p90,   &t->p99,  &t->rank_min, &t->rank_mean};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        if (*v[i] >= 0) *v[i] = *v[i] > b ? *v[i] - b : 0; /* rank_* < 0: not measured */
 }
 
 /* ------------------------------------------------------------ one test */
