@@ -12,44 +12,81 @@ import pytest
 from helpers import FIXTURES, browser_check, cli, cli_proc, copy_fixture
 
 A = str(FIXTURES / "clusterA")
+V1 = str(FIXTURES / "v1" / "clusterA")
 B = str(FIXTURES / "clusterB")
 SIM = str(FIXTURES / "sim")
 
 
 def test_fixtures_follow_the_programs_schema() -> None:
-    """The fixtures are schema-1 files (which mpimb-report still reads)."""
-    from mpimb.schema import previous_columns
+    """The fixtures are schema-2 files, valid against meta.schema.json; fixtures/v1 keeps a schema-1 set."""
+    import jsonschema
+    from mpimb.schema import columns, document, previous_columns
 
     for p in FIXTURES.rglob("*.csv"):
+        v1 = FIXTURES / "v1" in p.parents
         with open(p, newline="") as f:
-            assert next(csv.reader(f)) == previous_columns(1), p
+            assert next(csv.reader(f)) == (previous_columns(1) if v1 else columns()), p
         meta = json.loads(p.with_suffix(".json").read_text())
-        for k in ("schema_version", "run_id", "program", "label", "complete", "simulated", "mpi", "nprocs",
-                  "nnodes", "ppn", "hosts", "ranks", "topology", "compiler", "options", "environment"):
-            assert k in meta, (p, k)
+        assert meta["schema_version"] == (1 if v1 else 2)
+        if not v1:
+            jsonschema.validate(meta, document("meta"))
     labels = {json.loads(p.read_text())["label"] for p in FIXTURES.rglob("*.json")}
-    assert {"clusterA", "clusterB"} <= labels
+    assert {"clusterA", "clusterB", "equal"} <= labels
 
 
 def test_validate_ok(capsys: pytest.CaptureFixture[str]) -> None:
     r = cli("validate", A, B, SIM, capsys=capsys)
     assert r.rc == 0, r.out + r.err
-    assert re.match(r"ok: 14 run\(s\), \d+ row\(s\)", r.out)
+    assert re.match(r"ok: 14 run\(s\), \d+ row\(s\)\n$", r.out)
+
+
+def test_schema_1_still_reads(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A schema-1 set validates, tables and compares against a schema-2 set; a schema-1 row with
+    stop_reason 'verification failed' and no times is a FAILED result, not an error."""
+    assert cli("validate", V1, capsys=capsys).out.startswith("ok: 7 run(s)")
+    t = cli("table", V1, capsys=capsys)
+    assert t.rc == 0 and "Non-periodic mesh, 16000 B per neighbour" in t.out
+    c = cli("compare", V1, A, "-o", str(tmp_path / "c.html"), capsys=capsys)
+    assert c.rc == 0, c.err
+    m = re.search(r"over (\d+) common configurations", (tmp_path / "c.md").read_text())
+    assert m and int(m.group(1)) > 100  # schema-1 rows pair with schema-2 rows where params are empty
+    d = copy_fixture(tmp_path, "v1/clusterA") / "v1/clusterA"
+    f = d / "pingpong-clusterA-np4.csv"
+    lines = f.read_text().splitlines(keepends=True)
+    head = lines[0].rstrip("\n").split(",")
+    cells = lines[2].rstrip("\n").split(",")
+    for col in head:
+        if col.startswith("time_") or col in ("mbps", "iters", "reps"):
+            cells[head.index(col)] = ""
+    cells[head.index("stop_reason")] = "verification failed"
+    cells[head.index("verified")] = "no"
+    lines[2] = ",".join(cells) + "\n"
+    f.write_text("".join(lines))
+    v = cli("validate", str(f), capsys=capsys)
+    assert v.rc == 0 and "FAILED verification: 1 result(s)" in v.out and "pingpong pingping intra 1 B" in v.out
+    t = cli("table", str(f), capsys=capsys)
+    assert t.rc == 0 and t.out.startswith("FAILED verification: 1 result(s)")
+    one_byte = next(ln for ln in t.out.splitlines() if ln.startswith("1 "))
+    assert one_byte.split()[2] == "FAILED"  # columns: latency intra, pingping intra, ...
 
 
 def test_table_halocompare_has_the_talk_shape(capsys: pytest.CaptureFixture[str]) -> None:
     r = cli("table", str(FIXTURES / "clusterA" / "halocompare-clusterA-np16.csv"), capsys=capsys)
     assert r.rc == 0, r.err
     blocks = r.out.split("\n\n")
-    assert blocks[0].startswith("Non-periodic mesh, 16000 B per neighbour: MB/s per process — clusterA")
-    assert blocks[1].startswith("Periodic mesh")
-    lines = blocks[0].splitlines()
+    assert blocks[0].startswith("Findings — clusterA · Open MPI 4.1.4")
+    assert blocks[1].startswith("Non-periodic mesh, 16000 B per neighbour: MB/s per process — clusterA")
+    assert blocks[2].startswith("Non-periodic mesh, one-sided and neighbourhood collectives")
+    assert blocks[3].startswith("Periodic mesh")
+    lines = blocks[1].splitlines()
     assert "4 neighbours" in lines[1] and "8 neighbours" in lines[1]
     assert lines[2].split()[:4] == ["comm", "irecv-send", "irecv-isend", "phased"]
     comms = [ln.split()[0] for ln in lines[4:10]]
     assert comms == ["world", "dup", "evenodd", "cart", "node", "random"]
-    assert "n/a" in blocks[0] and "n/a: needs a cart communicator" in blocks[0]
+    assert "n/a" in blocks[2] and "n/a: needs a cart communicator" in blocks[2]
+    assert "settings (params): assert=none, seed=1, win=allocate" in blocks[2]
     assert "One sender" in r.out
+    assert max(len(ln) for ln in r.out.splitlines()) <= 120
 
 
 def test_table_every_program_and_format(capsys: pytest.CaptureFixture[str]) -> None:
@@ -246,20 +283,42 @@ def test_fixture_generator_is_in_sync(tmp_path: Path) -> None:
     shutil.rmtree(tmp_path / "clusterA")
 
 
-def test_compare_combines_repeated_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A set holding the same configuration twice (two runs) is combined: median time, widened CI."""
+def test_repeated_runs_use_the_newest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A set holding the same configuration twice (two runs) is never merged: the newest run's rows are
+    used, with a warning that names both files."""
     d = tmp_path / "rep"
     d.mkdir()
     src = FIXTURES / "clusterA" / "pingpong-clusterA-np4"
-    for k in ("1", "2"):
-        shutil.copy(src.with_suffix(".csv"), d / f"run{k}.csv")
-        shutil.copy(src.with_suffix(".json"), d / f"run{k}.json")
+    for k, start, scale in (("1", "2026-11-20T12:00:00Z", 1.0), ("2", "2026-11-21T08:00:00Z", 2.0)):
+        lines = src.with_suffix(".csv").read_text().splitlines()
+        head = lines[0].split(",")
+        out = [lines[0]]
+        for ln in lines[1:]:
+            c = ln.split(",")
+            for col in head:
+                if col.startswith("time_") and c[head.index(col)] and col not in ("time_p90_s", "time_p99_s"):
+                    c[head.index(col)] = f"{float(c[head.index(col)]) * scale:.9g}"
+            c[head.index("run_id")] = f"rep-{k}"
+            out.append(",".join(c))
+        (d / f"run{k}.csv").write_text("\n".join(out) + "\n")
+        meta = json.loads(src.with_suffix(".json").read_text())
+        meta.update(run_id=f"rep-{k}", start_utc=start)
+        (d / f"run{k}.json").write_text(json.dumps(meta))
     ratios = tmp_path / "r.csv"
     r = cli("compare", str(d), B, "-o", str(tmp_path / "c.html"), "--csv", str(ratios), capsys=capsys)
     assert r.rc == 0, r.err
+    warn = [ln for ln in r.err.splitlines() if "measured again" in ln]
+    assert len(warn) == 1 and "run1.csv" in warn[0] and "run2.csv" in warn[0] and "newest run" in warn[0]
     import pandas as pd
 
     w = pd.read_csv(ratios)
     pp = w[w["program"] == "pingpong"]
     assert not pp.duplicated(["test", "method", "comm", "bytes"]).any()
     assert len(pp) == 2 * 5 * 11 + 2 * 12
+    # the newest run's times (twice the first's) are the ones compared
+    lat = pp[(pp["test"] == "latency") & (pp["comm"] == "inter") & (pp["bytes"] == 1)]
+    first = pd.read_csv(src.with_suffix(".csv"))
+    t1 = first[(first["test"] == "latency") & (first["comm"] == "inter") & (first["bytes"] == 1)]["time_median_s"]
+    assert float(lat["t@clusterA"].iloc[0]) == pytest.approx(2 * float(t1.iloc[0]), rel=1e-6)
+    t = cli("table", str(d), capsys=capsys)
+    assert "measured again" in t.err and t.out.count("pingpong: latency") == 1
