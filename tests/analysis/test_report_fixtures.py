@@ -322,3 +322,84 @@ def test_repeated_runs_use_the_newest(tmp_path: Path, capsys: pytest.CaptureFixt
     assert float(lat["t@clusterA"].iloc[0]) == pytest.approx(2 * float(t1.iloc[0]), rel=1e-6)
     t = cli("table", str(d), capsys=capsys)
     assert "measured again" in t.err and t.out.count("pingpong: latency") == 1
+
+
+def test_findings_call_an_equal_pair_noise(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Two methods with identical figures: the finding says 'within the noise'; the orderings, which differ
+    well outside their CIs, are called."""
+    r = cli("table", str(FIXTURES / "equal"), capsys=capsys)
+    text = r.out.split("\n\n")[0].replace("\n  ", " ")
+    assert ("Halo 4-nbr non-periodic, 16000 B, world: the methods are within the noise (95 % CIs overlap; "
+            "irecv-isend 1605 MB/s to persistent 1605 MB/s).") in text
+    assert re.search(r"Rank ordering, .* world is the best communicator at 1605 MB/s, 1\.90× the worst, evenodd at "
+                     r"845\.0 MB/s — outside the noise", text)
+    out = tmp_path / "r.html"
+    assert cli("report", str(FIXTURES / "equal"), "-o", str(out), capsys=capsys).rc == 0
+    assert "the methods are within the noise" in out.read_text()
+
+
+def test_compare_with_the_published_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """compare SET reference/gropp-lusk prints the machines × orderings table (stdout, HTML, Markdown)."""
+    from helpers import ROOT
+
+    ref = ROOT / "reference" / "gropp-lusk"
+    out = tmp_path / "c.html"
+    r = cli("compare", A, str(ref), "-o", str(out), capsys=capsys)
+    assert r.rc == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0] == "Cross-system: halo irecv-isend, 4 neighbours, non-periodic — MB/s per process by rank ordering"
+    assert lines[1].split() == ["machine", "ranks", "bytes/nbr", "world", "evenodd", "cart", "one-sender",
+                                "one-sender/world"]
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("MB/s per process"))
+    assert [ln.split()[0] for ln in lines[3:end]] == ["clusterA", "clusterA", "BGL-co-processor", "BGL-virtual-node",
+                                                      "Cray-XT3", "Cray-XT4", "Cray-XT4-SN"]  # np16 and np64
+    body = {ln.split()[0]: ln for ln in lines[3:5][:1] + lines[5:end]}
+    # the published figures, as in the talk: XT4 world/evenodd/cart 153/126/137, one sender 1634
+    assert body["Cray-XT4"].split()[-6:] == ["16000", "153.0", "126.0", "137.0", "1634", "10.68"]
+    assert "[PUBLISHED]" in body["Cray-XT4"] and "†" in body["BGL-co-processor"]
+    assert body["clusterA"].split()[1:3] == ["16", "(2×8)"]
+    page, md = out.read_text(), out.with_suffix(".md").read_text()
+    assert 'class="banner published"' in page and "PUBLISHED FIGURES" in page and "Machines × rank orderings" in md
+    r = cli("compare", A, str(ref), "-o", str(out), "--neighbors", "8", "--periodic", "yes", "--method", "irecv-send",
+            capsys=capsys)
+    assert r.out.startswith("Cross-system: halo irecv-send, 8 neighbours, periodic")
+    assert next(ln for ln in r.out.splitlines() if ln.startswith("Cray-XT3")).split()[-6:-2] == \
+        ["16000", "97.00", "91.00", "111.0"]
+
+
+def test_reference_set_is_published_and_consistent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """reference/gropp-lusk validates as schema 2, says it is published, its times are bytes sent / rate,
+    and convert.py rebuilds exactly the committed files from the figures they carry."""
+    import importlib.util
+
+    import pandas as pd
+    from helpers import ROOT
+
+    ref = ROOT / "reference" / "gropp-lusk"
+    v = cli("validate", str(ref), capsys=capsys)
+    assert v.rc == 0 and v.out.startswith("ok: 5 run(s), 134 row(s)")
+    trans = []
+    for p in sorted(ref.glob("*.csv")):
+        meta = json.loads(p.with_suffix(".json").read_text())
+        assert meta["source"] == "published" and "Gropp" in meta["reference"]["citation"]
+        d = pd.read_csv(p, keep_default_na=False)
+        assert set(d["stop_reason"]) == {"published"} and (d["time_ci_lo_s"] == "").all()
+        sent = d["neighbors"] * d["bytes"]
+        assert ((sent / d["time_median_s"] / 1e6 - d["mbps"]).abs() < 1e-6 * d["mbps"]).all()
+        for r in d.itertuples():
+            one = r.test == "one-sender"
+            trans.append({"machine": meta["reference"]["machine"], "mode": meta["reference"]["mode"] or "",
+                          "nprocs": "" if one else r.nprocs, "count_doubles": "" if one else r.bytes // 8,
+                          "periodic": {"0": "no", "1": "yes", "": "unknown"}[str(r.periodic)],
+                          "neighbors": r.neighbors, "comm": r.comm, "method": "one-sender" if one else r.method,
+                          "mbps": r.mbps})
+    src = tmp_path / "transcription.csv"
+    pd.DataFrame(trans).to_csv(src, index=False)
+    spec = importlib.util.spec_from_file_location("convert", ref / "convert.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    (tmp_path / "out").mkdir()
+    mod.convert(src, tmp_path / "out")
+    for p in ref.glob("halocompare-*"):
+        assert (tmp_path / "out" / p.name).read_text() == p.read_text(), p.name
