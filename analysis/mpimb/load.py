@@ -312,9 +312,10 @@ def _vocabulary_bad(col: pd.Series, values: list[Any], patterns: list[str]) -> p
     return ~col.isin(ok)
 
 
-def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION) -> list[str]:
+def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION, typed: bool = True) -> list[str]:
     """The rows against results.schema.json (types are read_csv's) and among themselves:
-    vectorised, at most 5 lines per kind of problem."""
+    vectorised, at most 5 lines per kind of problem.  typed: every cell had its type (else
+    cells read as empty would make rows look like duplicates)."""
     probs: list[str] = []
 
     def report(mask: pd.Series, what: Any) -> None:
@@ -379,7 +380,7 @@ def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION) -> l
             continue
         report(~(df[c] == first) & df[c].notna(), lambda i, c=c, first=first: f"{c} {_show(df[c].iloc[i])} "
                f"differs from the first row's {_show(first)} (one run per file)")
-    dup = df.duplicated(KEYS, keep=False)
+    dup = df.duplicated(KEYS, keep=False) if typed else pd.Series(False, index=df.index)
     if dup.any():
         first_line = df[dup].reset_index().groupby(KEYS, dropna=False, sort=False)["index"].transform("min")
         later = dup & df.duplicated(KEYS, keep="first")
@@ -422,7 +423,7 @@ def load_run(path: Path) -> tuple[Run | None, list[str], list[str]]:
     probs = p + probs
     warns: list[str] = []
     if not df.empty:
-        probs += check_rows(path, df, version or SCHEMA_VERSION)
+        probs += check_rows(path, df, version or SCHEMA_VERSION, typed=not p)
         p2, warns = check_meta(path, df, meta)
         probs += p2
     header_only = [x for x in probs if x.endswith(": no result rows (header only)")]

@@ -217,7 +217,7 @@ def make_sim() -> None:
 def make_equal() -> None:
     """A halo result whose two methods have identical figures (the same samples): every finding
     about them must say 'within the noise'; the communicators differ clearly."""
-    lib, env, alpha, beta, _ = LIBS["clusterA"]
+    lib, env, *_ = LIBS["clusterA"]
     w = Writer("equal", "halocompare", 4, 1, 77)
     same = np.sort(w.rng.normal(40e-6, 1.2e-6, 15))
     for comm, cf in (("world", 1.0), ("evenodd", 1.9)):

@@ -187,21 +187,21 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "rows missing from complete run": (rows_missing, r"run\.csv: \d+ row\(s\), but run\.json says"),
     "bad stop_reason": (bad_stop_reason, r"run\.csv:4: stop_reason 'tired'"),
     "unknown column": (unknown_column, r"run\.csv:1: unknown column\(s\): surplus"),
-    "params not sorted": (params_unsorted, r"run\.csv:6: params 'window=64;cache-bytes=4096' does not parse: keys not "
-                                           r"sorted"),
+    "params not sorted": (params_unsorted, (r"run\.csv:6: params 'window=64;cache-bytes=4096' does not parse: keys not "
+                                           r"sorted")),
     "params empty key": (params_empty_key, r"run\.csv:6: params '=64' does not parse: '=64' has an empty key"),
     "params key twice": (params_twice, r"run\.csv:6: params .* key 'window' appears more than once"),
     "params without =": (params_no_value, r"run\.csv:6: params 'window' does not parse: 'window' is not key=value"),
-    "json of another schema version": (json_other_version, r"run\.json:1: schema_version 1, but run\.csv has the "
-                                                           r"columns of schema version 2"),
+    "json of another schema version": (json_other_version, (r"run\.json:1: schema_version 1, but run\.csv has the "
+                                                           r"columns of schema version 2")),
     "json field of the wrong type": (json_wrong_type, r"run\.json:1: field 'hosts': 'n1' is not of type 'array'"),
     "json required field missing": (json_field_missing, r"run\.json:1: required field 'mpi' missing"),
     "thread_level not in the schema": (bad_thread_level, r"run\.csv:3: thread_level 'many' is not single"),
     "below the schema's minimum": (below_minimum, r"run\.csv:7: column 'reps_rejected' must be >= 0, got -3"),
     "a key twice in one run": (duplicate_key, r"run\.csv:6: same key columns as line 5"),
     "schema-1 failure row in schema 2": (v1_failure_in_v2, r"run\.csv:8: stop_reason 'verification failed' is not"),
-    "published row in a measured run": (published_in_measured_run, r"run\.csv:9: stop_reason 'published' in a run "
-                                                                     r"whose run\.json does not say"),
+    "published row in a measured run": (published_in_measured_run, (r"run\.csv:9: stop_reason 'published' in a run "
+                                                                     r"whose run\.json does not say")),
 }
 # The bad-input promise: exactly one line, naming the file and the line.
 ONE_LINE = {"unknown column", "params not sorted", "params empty key", "params key twice", "params without =",
@@ -292,5 +292,5 @@ def test_schema_1_file_with_a_schema_2_json(tmp_path: Path, capsys: pytest.Captu
     _meta(tmp_path / "run.csv", schema_version=2)
     r = cli("table", str(tmp_path), capsys=capsys)
     assert r.rc == 1 and r.out == ""
-    assert r.err.splitlines() == [f"mpimb-report: {tmp_path}/run.json:1: schema_version 2, but run.csv has the "
-                                  "columns of schema version 1"]
+    assert r.err.splitlines() == [(f"mpimb-report: {tmp_path}/run.json:1: schema_version 2, but run.csv has the "
+                                  "columns of schema version 1")]
