@@ -61,7 +61,8 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     for k in NUMERIC:
         d[k] = d[k].fillna(-1.0)
     t = d["time_min_s"] if stat == "min" else d["time_median_s"]
-    return pd.DataFrame({"set": d["machine"], **{k: d[k] for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
+    machines = pd.Categorical(d["machine"], categories=list(d["machine"].unique()))  # in set order
+    return pd.DataFrame({"set": machines, **{k: d[k] for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
                          "hi": d["time_ci_hi_s"], "na": d["na"], "failed": d["failed"], "sent": d["sent_bytes"],
                          "source": crosssystem.sources(d)})
 
@@ -74,17 +75,16 @@ def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
     return a.assign(value=value, unit=np.where(rates, "MB/s", "µs"), na=a["na"] | a["failed"])
 
 
-def ratios(a: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """Wide frame: key, value/t/lo/hi/na/failed per machine, and ratio/rlo/rhi/sig per non-reference machine."""
-    pv = plot_frame(a)
+def ratios(pf: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Wide frame from plot_frame's rows: key, value/t/lo/hi/na/failed per machine, and ratio/rlo/rhi/sig per
+    non-reference machine.  Keys are matched through one integer id per distinct key (fast joins)."""
     cols = ["value", "t", "lo", "hi", "na", "failed"]
-    base = pv[pv["set"] == names[0]].drop(columns=["set"]).set_index(KEY)
-    out = base[cols].add_suffix(f"@{names[0]}")
-    out["unit"] = base["unit"]
-    for n in names[1:]:
-        b = pv[pv["set"] == n].drop(columns=["set"]).set_index(KEY)
-        out = out.join(b[cols].add_suffix(f"@{n}"), how="outer")
-        out["unit"] = out["unit"].fillna(b["unit"].reindex(out.index))
+    kid = pf.groupby(KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    first = np.unique(kid, return_index=True)[1]
+    out = pf.iloc[first][[*KEY, "unit"]].set_axis(kid[first])
+    for n in names:
+        mine = (pf["set"] == n).to_numpy()
+        out = out.join(pf.loc[mine, cols].set_axis(kid[mine]).add_suffix(f"@{n}"))
     A = names[0]
     for n in names[1:]:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -97,7 +97,7 @@ def ratios(a: pd.DataFrame, names: list[str]) -> pd.DataFrame:
         out[f"rlo@{n}"] = lo.where(ok)
         out[f"rhi@{n}"] = hi.where(ok)
         out[f"sig@{n}"] = ok & ((out[f"rhi@{n}"] < 1) | (out[f"rlo@{n}"] > 1))
-    return out.reset_index()
+    return out.reset_index(drop=True)
 
 
 def variant_name(row: pd.Series) -> str:
@@ -273,17 +273,17 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
         parts.append(frame(runs))
     df, dup = resolve_duplicates(pd.concat(parts, ignore_index=True), ["machine"])
     warns = warns + dup
-    a = aggregate(df, stat)
-    w = ratios(a, names)
+    pf = plot_frame(aggregate(df, stat))
+    w = ratios(pf, names)
     out.parent.mkdir(parents=True, exist_ok=True)
     if csv_path is not None:
         keep = [c for c in w.columns if not c.startswith(("lo@", "hi@"))]
         w[keep].to_csv(csv_path, index=False)
-    cross = crosssystem.table(plot_frame(a).rename(columns={"set": "machine", "value": "rate"}), names,
+    cross = crosssystem.table(pf.rename(columns={"set": "machine", "value": "rate"}), names,
                               choice or crosssystem.Choice())
     tables = [per_test(w, names)] + ratio_tables(w, names, max_rows)
     summ = summary(w, names)
-    plots = compare_plots(plot_frame(a), stat, names, max_plots)
+    plots = compare_plots(pf, stat, names, max_plots)
     allruns = [r for _, runs in sets for r in runs]
     sim = any(r.simulated for r in allruns)
     metas = meta_columns(sets, machines)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .load import groups
 from .tables import FAILED, Table, fmt, fmt_bytes
 
 ORDERINGS = ["world", "evenodd", "cart"]
@@ -54,7 +53,8 @@ def table(a: pd.DataFrame, names: list[str], choice: Choice) -> Table | None:
     marks: set[str] = set()
     order = {n: i for i, n in enumerate(names)}
     layouts = halo.drop_duplicates(["machine", "nprocs", "nnodes", "ppn", "bytes", "params"])
-    layouts = layouts.assign(o=layouts["machine"].map(order)).sort_values(["o", "nprocs", "bytes"], kind="stable")
+    layouts = layouts.assign(o=layouts["machine"].astype(str).map(order).to_numpy()).sort_values(
+        ["o", "nprocs", "bytes"], kind="stable")
     for _, lay in layouts.iterrows():
         same = (halo["machine"] == lay["machine"]) & (halo["nprocs"] == lay["nprocs"]) & \
             (halo["nnodes"] == lay["nnodes"]) & (halo["ppn"] == lay["ppn"]) & (halo["bytes"] == lay["bytes"]) & \
@@ -96,13 +96,3 @@ def sources(df: pd.DataFrame) -> np.ndarray:
     """'published', 'simulated' or 'measured' for every row."""
     return np.where(df["published"].to_numpy(bool), "published",
                     np.where(df["simulated"].to_numpy(bool), "simulated", "measured"))
-
-
-def choices_present(a: pd.DataFrame) -> list[tuple[str, int, int]]:
-    """(method, neighbours, periodic) halo configurations that at least two machines have."""
-    h = a[(a["program"] == "halocompare") & (a["test"] == "halo") & a["comm"].isin(ORDERINGS)]
-    out = []
-    for (m, n, p), g in groups(h, ["method", "neighbors", "periodic"]):
-        if g["machine"].nunique() > 1:
-            out.append((str(m), int(n), int(p)))
-    return out

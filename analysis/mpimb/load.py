@@ -531,6 +531,7 @@ def rel(path: Path) -> str:
 
 def groups(df: pd.DataFrame, keys: list[str], sort: bool = True,
            dropna: bool = True) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
-    """df.groupby(keys) with the key always a plain tuple (typed loosely, as the values are)."""
-    for k, g in df.groupby(keys, sort=sort, dropna=dropna):
+    """df.groupby(keys) with the key always a plain tuple (typed loosely, as the values are); only
+    combinations that occur (categorical keys never yield empty groups)."""
+    for k, g in df.groupby(keys, sort=sort, dropna=dropna, observed=True):
         yield (tuple(k) if isinstance(k, tuple) else (k,)), g

@@ -425,7 +425,7 @@ def all_plots(df: pd.DataFrame, stat: str = "median") -> list[Plot]:
     return out
 
 
-COMPARE_SERIES = [*SERIES, "nprocs", "nnodes"]
+COMPARE_SERIES = [*(c if c != "variant" else "params" for c in SERIES), "nprocs", "nnodes"]
 P2P = ["irecv-send", "irecv-isend", "phased", "persistent", "sendrecv"]
 
 
@@ -433,7 +433,7 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
     """Overlays: per (program, test) the machines in colour, up to 3 series as line styles (a series
     is every key column but the size, so nothing is merged); halo: the point-to-point methods on
     world, 4 neighbours, non-periodic (or the first stencil present), a bar per machine and layout."""
-    d, _ = with_variant(d[~d["na"].astype(bool)])
+    d = d.loc[~d["na"].to_numpy(bool), ["set", "program", "test", *COMPARE_SERIES, "bytes", "value"]]
     for k in ("nnodes", "ppn"):
         d[k] = d[k].fillna(-1.0)
     out: list[Plot] = []
@@ -456,16 +456,16 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
             keys = list(g[COMPARE_SERIES].drop_duplicates().head(3).itertuples(index=False, name=None))
             shown = [c for i, c in enumerate(COMPARE_SERIES) if len({str(k[i]) for k in keys}) > 1 or
                      c in ("method", "comm")]
-            for si, name in enumerate(names):
-                mine = g[g["set"] == name]
-                for ki, key in enumerate(keys):
-                    sel = mine[(mine[COMPARE_SERIES] == pd.Series(key, index=COMPARE_SERIES)).all(axis=1)]
-                    sel = sel.sort_values("bytes")  # one row per size: every other key column is in the series
-                    if not sel.empty:
-                        label = " ".join(x for x in (series_name(key[:len(SERIES)], shown),
-                                                     f"np{key[-2]:.0f}" if "nprocs" in shown else "") if x)
-                        ax.plot(sel["bytes"], sel["value"].to_numpy(), styles[ki], color=COLORS[si % len(COLORS)],
-                                marker="o", ms=3, label=f"{name}: {label}")
+            chosen = g.merge(pd.DataFrame(keys, columns=COMPARE_SERIES).assign(ki=range(len(keys))),
+                             on=COMPARE_SERIES)
+            # one row per (machine, series, size): every other key column is in the series
+            for gk, sel in groups(chosen.sort_values("bytes"), ["set", "ki"], sort=False):
+                name, ki = str(gk[0]), int(gk[1])
+                si, key = names.index(name), keys[ki]
+                label = " ".join(x for x in (series_name(key[:len(SERIES)], shown),
+                                             f"np{key[-2]:.0f}" if "nprocs" in shown else "") if x)
+                ax.plot(sel["bytes"], sel["value"].to_numpy(), styles[ki], color=COLORS[si % len(COLORS)],
+                        marker="o", ms=3, label=f"{name}: {label}")
             bytes_axis(ax)
             log_y(ax)
         elif prog == "halocompare" and test == "halo":
@@ -475,8 +475,8 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
             n = 4 if (h["neighbors"] == 4).any() else h["neighbors"].min()
             per = 0 if (h[h["neighbors"] == n]["periodic"] == 0).any() else h[h["neighbors"] == n]["periodic"].min()
             h = h[(h["neighbors"] == n) & ((h["periodic"] == per) | (h["periodic"] < 0))]
-            bars = h.drop_duplicates(["set", "nprocs", "nnodes", "ppn", "bytes", "variant"])[
-                ["set", "nprocs", "nnodes", "ppn", "bytes", "variant"]]
+            bars = h.drop_duplicates(["set", "nprocs", "nnodes", "ppn", "bytes", "params"])[
+                ["set", "nprocs", "nnodes", "ppn", "bytes", "params"]]
             bars = bars.assign(o=bars["set"].map({nm: i for i, nm in enumerate(names)})).sort_values(["o", "nprocs"])
             methods = [m for m in P2P if m in set(h["method"])]
             fig, ax = plt.subplots(figsize=(7.2, 4.2))
@@ -484,7 +484,7 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
             w = 0.8 / max(1, len(bars))
             for bi, b in enumerate(bars.itertuples(index=False)):
                 sel = h[(h["set"] == b.set) & (h["nprocs"] == b.nprocs) & (h["nnodes"] == b.nnodes) &
-                        (h["ppn"] == b.ppn) & (h["bytes"] == b.bytes) & (h["variant"] == b.variant)]
+                        (h["ppn"] == b.ppn) & (h["bytes"] == b.bytes) & (h["params"] == b.params)]
                 v = sel.set_index("method")["value"]
                 ax.bar(x + (bi - (len(bars) - 1) / 2) * w, [v.get(m, np.nan) for m in methods], w,
                        label=f"{b.set} np{b.nprocs:.0f}", color=COLORS[names.index(str(b.set)) % len(COLORS)],
