@@ -213,3 +213,15 @@ def test_raw_follows_its_schema_and_reproduces_the_rows(real: Path) -> None:
         own = s.groupby("rank")["seconds"].median()  # each rank's own median
         assert own.min() == pytest.approx(r["rank_min_s"], rel=1e-6)
         assert own.mean() == pytest.approx(r["rank_mean_s"], rel=1e-6)
+
+
+def test_the_format_doc_names_every_column() -> None:
+    """docs/results-format.md, for people parsing results with their own tools, lists every column of
+    every file the schema defines, and the version it documents."""
+    doc = (ROOT / "docs" / "results-format.md").read_text()
+    for name in ("results", "raw"):
+        for c in schema_doc(name)["prefixItems"]:
+            assert f"`{c['title']}`" in doc or c["title"] in doc, c["title"]
+    for field in schema_doc("meta")["required"]:
+        assert f"`{field}`" in doc, field
+    assert f"schema_version` ({schema_doc()['x-schema-version']})" in doc

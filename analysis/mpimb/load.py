@@ -370,6 +370,15 @@ def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION, type
         ci = t[["time_ci_lo_s", "time_ci_hi_s"]].notna().all(axis=1)
         ci_ok = (t["time_ci_lo_s"] <= t["time_median_s"] * (1 + 1e-9)) & (t["time_median_s"] <= t["time_ci_hi_s"] * (1 + 1e-9))
         report(measured & ci & ~ci_ok, "confidence interval does not contain the median")
+        # percentiles lie between min and max; each rank's own median is at most the median of the
+        # per-repetition maximum over ranks, so rank_min <= rank_mean <= time_median
+        tol = 1 + 1e-9
+        for c in ("time_p90_s", "time_p99_s"):
+            report(measured & t[c].notna() & ((t[c] * tol < t["time_min_s"]) | (t[c] > t["time_max_s"] * tol)),
+                   f"{c} outside [time_min_s, time_max_s]")
+        report(measured & (t["time_p90_s"] > t["time_p99_s"] * tol), "time_p90_s > time_p99_s")
+        report(measured & ((t["rank_min_s"] > t["rank_mean_s"] * tol) | (t["rank_mean_s"] > t["time_median_s"] * tol)),
+               "need rank_min_s <= rank_mean_s <= time_median_s")
     for c in ("iters", "reps"):
         report(measured & ~(df[c] >= 1), f"column '{c}' must be >= 1")
     report(df["neighbors"].notna() & ~df["neighbors"].isin([4, 8]) & (df["program"] == "halocompare"),

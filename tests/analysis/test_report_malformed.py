@@ -165,6 +165,10 @@ def v1_failure_in_v2(p: Path) -> None:
     _edit_cell(p, 8, "stop_reason", "verification failed")
 
 
+def percentile_outside(p: Path) -> None:
+    _edit_cell(p, 10, "time_p90_s", "1")
+
+
 def published_in_measured_run(p: Path) -> None:
     _edit_cell(p, 9, "stop_reason", "published")
 
@@ -200,6 +204,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "below the schema's minimum": (below_minimum, r"run\.csv:7: column 'reps_rejected' must be >= 0, got -3"),
     "a key twice in one run": (duplicate_key, r"run\.csv:6: same key columns as line 5"),
     "schema-1 failure row in schema 2": (v1_failure_in_v2, r"run\.csv:8: stop_reason 'verification failed' is not"),
+    "percentile outside min..max": (percentile_outside, r"run\.csv:10: time_p90_s outside \[time_min_s, time_max_s\]"),
     "published row in a measured run": (published_in_measured_run, (r"run\.csv:9: stop_reason 'published' in a run "
                                                                      r"whose run\.json does not say")),
 }
