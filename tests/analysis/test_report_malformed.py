@@ -111,33 +111,25 @@ def bad_stop_reason(p: Path) -> None:
     _edit_cell(p, 4, "stop_reason", "tired")
 
 
+def edit(line: int, column: str, value: str) -> Callable[[Path], None]:
+    """A case that sets one cell."""
+    return lambda p: _edit_cell(p, line, column, value)
+
+
+def meta(**kw: object) -> Callable[[Path], None]:
+    """A case that sets JSON fields."""
+    return lambda p: _meta(p, **kw)
+
+
 def unknown_column(p: Path) -> None:
     rows = _lines(p)
     p.write_text("".join(r.rstrip("\n") + (",surplus\n" if i == 0 else ",1\n") for i, r in enumerate(rows)))
 
 
-def params_unsorted(p: Path) -> None:
-    _edit_cell(p, 6, "params", "window=64;cache-bytes=4096")
 
 
-def params_empty_key(p: Path) -> None:
-    _edit_cell(p, 6, "params", "=64")
 
 
-def params_twice(p: Path) -> None:
-    _edit_cell(p, 6, "params", "window=64;window=8")
-
-
-def params_no_value(p: Path) -> None:
-    _edit_cell(p, 6, "params", "window")
-
-
-def json_other_version(p: Path) -> None:
-    _meta(p, schema_version=1)
-
-
-def json_wrong_type(p: Path) -> None:
-    _meta(p, hosts="n1")
 
 
 def json_field_missing(p: Path) -> None:
@@ -147,12 +139,6 @@ def json_field_missing(p: Path) -> None:
     j.write_text(json.dumps(m, indent=2))
 
 
-def bad_thread_level(p: Path) -> None:
-    _edit_cell(p, 3, "thread_level", "many")
-
-
-def below_minimum(p: Path) -> None:
-    _edit_cell(p, 7, "reps_rejected", "-3")
 
 
 def duplicate_key(p: Path) -> None:
@@ -161,16 +147,7 @@ def duplicate_key(p: Path) -> None:
     p.write_text("".join(rows))
 
 
-def v1_failure_in_v2(p: Path) -> None:
-    _edit_cell(p, 8, "stop_reason", "verification failed")
 
-
-def percentile_outside(p: Path) -> None:
-    _edit_cell(p, 10, "time_p90_s", "1")
-
-
-def published_in_measured_run(p: Path) -> None:
-    _edit_cell(p, 9, "stop_reason", "published")
 
 
 CASES: dict[str, tuple[Callable[[Path], None], str]] = {
@@ -191,21 +168,21 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "rows missing from complete run": (rows_missing, r"run\.csv: \d+ row\(s\), but run\.json says"),
     "bad stop_reason": (bad_stop_reason, r"run\.csv:4: stop_reason 'tired'"),
     "unknown column": (unknown_column, r"run\.csv:1: unknown column\(s\): surplus"),
-    "params not sorted": (params_unsorted, (r"run\.csv:6: params 'window=64;cache-bytes=4096' does not parse: keys not "
+    "params not sorted": (edit(6, "params", "window=64;cache-bytes=4096"), (r"run\.csv:6: params 'window=64;cache-bytes=4096' does not parse: keys not "
                                            r"sorted")),
-    "params empty key": (params_empty_key, r"run\.csv:6: params '=64' does not parse: '=64' has an empty key"),
-    "params key twice": (params_twice, r"run\.csv:6: params .* key 'window' appears more than once"),
-    "params without =": (params_no_value, r"run\.csv:6: params 'window' does not parse: 'window' is not key=value"),
-    "json of another schema version": (json_other_version, (r"run\.json:1: schema_version 1, but run\.csv has the "
+    "params empty key": (edit(6, "params", "=64"), r"run\.csv:6: params '=64' does not parse: '=64' has an empty key"),
+    "params key twice": (edit(6, "params", "window=64;window=8"), r"run\.csv:6: params .* key 'window' appears more than once"),
+    "params without =": (edit(6, "params", "window"), r"run\.csv:6: params 'window' does not parse: 'window' is not key=value"),
+    "json of another schema version": (meta(schema_version=1), (r"run\.json:1: schema_version 1, but run\.csv has the "
                                                            r"columns of schema version 2")),
-    "json field of the wrong type": (json_wrong_type, r"run\.json:1: field 'hosts': 'n1' is not of type 'array'"),
+    "json field of the wrong type": (meta(hosts="n1"), r"run\.json:1: field 'hosts': 'n1' is not of type 'array'"),
     "json required field missing": (json_field_missing, r"run\.json:1: required field 'mpi' missing"),
-    "thread_level not in the schema": (bad_thread_level, r"run\.csv:3: thread_level 'many' is not single"),
-    "below the schema's minimum": (below_minimum, r"run\.csv:7: column 'reps_rejected' must be >= 0, got -3"),
+    "thread_level not in the schema": (edit(3, "thread_level", "many"), r"run\.csv:3: thread_level 'many' is not single"),
+    "below the schema's minimum": (edit(7, "reps_rejected", "-3"), r"run\.csv:7: column 'reps_rejected' must be >= 0, got -3"),
     "a key twice in one run": (duplicate_key, r"run\.csv:6: same key columns as line 5"),
-    "schema-1 failure row in schema 2": (v1_failure_in_v2, r"run\.csv:8: stop_reason 'verification failed' is not"),
-    "percentile outside min..max": (percentile_outside, r"run\.csv:10: time_p90_s outside \[time_min_s, time_max_s\]"),
-    "published row in a measured run": (published_in_measured_run, (r"run\.csv:9: stop_reason 'published' in a run "
+    "schema-1 failure row in schema 2": (edit(8, "stop_reason", "verification failed"), r"run\.csv:8: stop_reason 'verification failed' is not"),
+    "percentile outside min..max": (edit(10, "time_p90_s", "1"), r"run\.csv:10: time_p90_s outside \[time_min_s, time_max_s\]"),
+    "published row in a measured run": (edit(9, "stop_reason", "published"), (r"run\.csv:9: stop_reason 'published' in a run "
                                                                      r"whose run\.json does not say")),
 }
 # The issue's bad-input promise: exactly one line, naming the file and the line.
