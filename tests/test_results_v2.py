@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, check_schema, run_mpi
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
-from helpers import browser_check, cli
+from helpers import browser_check, cli, rendered
 
 # program -> (ranks, options, MPIMB_FAULT, the failing rows' (test, method), rows the run writes)
 FAULTS = {
@@ -89,8 +89,9 @@ def test_reports_show_failed(faulty: tuple[str, Path, dict], tmp_path: Path,
     c = cli("compare", str(d), str(ROOT / "reference" / "gropp-lusk"), "-o", str(cmp), capsys=capsys)
     assert c.rc == 0, c.err
     assert c.out.startswith(f"FAILED verification: {nbad} result(s)")
-    html = cmp.read_text()
+    html = rendered(cmp, tmp_path)  # as the browser shows it
     assert f"FAILED VERIFICATION: {nbad} result(s)" in html and '<td class="failed"' in html
+    assert "Cross-system: halo irecv-isend" in html and "Cray-XT4 [PUBLISHED]" in html
     assert json.loads((d / "halocompare.json").read_text())["verification_failures"] == 1
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -384,7 +385,10 @@ def test_layouts_stay_apart_and_failed_checks_are_results(tmp_path: Path) -> Non
     assert states == {"halocompare-N4-ppn1": "complete", "halocompare-N1-ppn4": "failed-check"}
     assert "FAILED verification in 1 configuration(s): halocompare-N1-ppn4" in col.stdout
     if report_supports("report"):
-        page = (results / "layouts" / "report.html").read_text()
+        sys.path.insert(0, str(ROOT / "tests" / "analysis"))
+        from helpers import rendered
+
+        page = rendered(results / "layouts" / "report.html", tmp_path)  # as headless Chromium shows it
         assert "FAILED VERIFICATION: 1 result(s)" in page and '<td class="failed"' in page
     if not report_supports("compare"):
         return

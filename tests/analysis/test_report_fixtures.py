@@ -296,7 +296,7 @@ def test_repeated_runs_use_the_newest(tmp_path: Path, capsys: pytest.CaptureFixt
         for ln in lines[1:]:
             c = ln.split(",")
             for col in head:
-                if col.startswith("time_") and c[head.index(col)] and col not in ("time_p90_s", "time_p99_s"):
+                if col.startswith(("time_", "rank_")) and c[head.index(col)]:
                     c[head.index(col)] = f"{float(c[head.index(col)]) * scale:.9g}"
             c[head.index("run_id")] = f"rep-{k}"
             out.append(",".join(c))
