@@ -225,3 +225,14 @@ def test_the_format_doc_names_every_column() -> None:
     for field in schema_doc("meta")["required"]:
         assert f"`{field}`" in doc, field
     assert f"schema_version` ({schema_doc()['x-schema-version']})" in doc
+
+
+def test_raw_files_are_not_read_as_results(real: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A directory holding a run and its --raw file reports the run; the raw file alone is refused in one line."""
+    from mpimb.cli import main
+
+    assert main(["validate", str(real)]) == 0
+    assert capsys.readouterr().out.startswith("ok: 1 run(s)")
+    assert main(["table", str(real / "raw.csv")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "raw.csv:1: a --raw samples file" in err[0]

@@ -461,7 +461,11 @@ RAW_HEADER = ",".join(schema.columns("raw"))
 def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], list[str]]:
     """Loads every result under paths: (runs, problems, warnings).  Raises InputError
     (with every problem line) when strict and anything is wrong."""
-    files = [f for f in expand(paths) if not is_raw(f)]
+    found = expand(paths)
+    files = [f for f in found if not is_raw(f)]
+    if found and not files:
+        raise InputError(*(f"{f}:1: a --raw samples file (analysis/mpimb/schema/raw.schema.json), not a results CSV; "
+                           "give the run's CSV" for f in found))
     runs: list[Run] = []
     probs: list[str] = []
     warns: list[str] = []
