@@ -132,10 +132,13 @@ def meta_fields(meta: dict[str, Any]) -> dict[str, str]:
     env = env or {}
     opts = meta.get("options") if isinstance(meta.get("options"), dict) else {}
     hosts = meta.get("hosts") if isinstance(meta.get("hosts"), list) else []
+    pub = meta.get("source") == "published"
     f = {
         "program": meta.get("program", ""),
         "label": meta.get("label", ""),
         "simulated": "YES — simulated (SimGrid SMPI)" if meta.get("simulated") else "no",
+        "source": ("PUBLISHED — " + str((meta.get("reference") or {}).get("citation", "")) if pub
+                   else "simulated" if meta.get("simulated") else "measured"),
         "complete": "yes" if meta.get("complete") else "NO — incomplete run",
         "MPI library": short_library(meta),
         "MPI library version": str(mpi.get("library_version", "")).splitlines()[0] if mpi.get("library_version")
@@ -143,8 +146,8 @@ def meta_fields(meta: dict[str, Any]) -> dict[str, str]:
         "MPI standard": mpi.get("standard_version", ""),
         "thread level (provided)": mpi.get("thread_level_provided", ""),
         "processes": meta.get("nprocs", ""),
-        "nodes": meta.get("nnodes", ""),
-        "ranks per node": meta.get("ppn", ""),
+        "nodes": "not stated" if pub and not meta.get("nnodes") else meta.get("nnodes", ""),
+        "ranks per node": "not stated" if pub and not meta.get("ppn") else meta.get("ppn", ""),
         "hosts": ", ".join(map(str, (hosts or [])[:8])) + (" …" if len(hosts or []) > 8 else ""),
         "binding": binding(meta),
         "topology": (f"{topo.get('packages', '?')} package(s), {topo.get('numa_nodes', '?')} NUMA, "
