@@ -325,20 +325,30 @@ def scaling(d: pd.DataFrame, stat: str) -> list[Plot]:
     """value vs ranks for keys measured at several process counts (one plot per program/test)."""
     out: list[Plot] = []
     d = d[~d["na"] & ~d["failed"]]
+    many_libs = d.groupby("label")["library"].nunique()
     for (label, lib, prog, test), g in groups(d, ["label", "library", "program", "test"]):
         if g["nprocs"].nunique() < 2:
             continue
         sizes = g["bytes"].unique()
         b = sorted(sizes)[len(sizes) // 2]
         g = g[g["bytes"] == b]
-        keys = list(dict.fromkeys(g[SERIES].itertuples(index=False, name=None)))
+        # a line keeps the node count (ranks added per node) or, across node counts, the ranks per node:
+        # either way (line, nprocs) is one layout, so no two layouts share a point
+        fixed_nodes = g["nnodes"].nunique() == 1
+        keys = [(*k, -1.0) if fixed_nodes else k for k in dict.fromkeys(
+            g[SERIES[:-1] if fixed_nodes else SERIES].itertuples(index=False, name=None))]
         shown = varying(keys)
         fig, ax = plt.subplots(figsize=(6.4, 3.8))
+        lines = 0
         for key in keys[:MAX_SERIES]:
-            s = g[(g[SERIES] == pd.Series(key, index=SERIES)).all(axis=1)].sort_values("nprocs")
-            s = s.drop_duplicates("nprocs")  # nnodes is fixed by ppn and nprocs
+            cols = SERIES[:-1] if fixed_nodes else SERIES
+            s = g[(g[cols] == pd.Series(key[:len(cols)], index=cols)).all(axis=1)].sort_values("nprocs")
             if len(s) > 1:
                 ax.plot(s["nprocs"], s["value"].to_numpy(), marker="o", ms=3, label=series_name(key, shown))
+                lines += 1
+        if not lines:  # no configuration at two process counts
+            plt.close(fig)
+            continue
         ax.set_xscale("log", base=2)
         ax.set_xlabel("MPI processes")
         ax.set_ylabel("MB/s per process" if g["unit"].iloc[0] == "MB/s" else f"time [µs] ({stat})")
@@ -346,7 +356,8 @@ def scaling(d: pd.DataFrame, stat: str) -> list[Plot]:
         title = f"{label} — {prog} {test}, {fmt_bytes(b)} B: scaling with ranks{sim}"
         ax.set_title(title)
         ax.legend(fontsize=7, frameon=False)
-        out.append(_save(fig, f"{label}-{prog}-{test}-scaling", title))
+        tag = "-" + re.sub(r"[^A-Za-z0-9.]+", "", str(lib)) if many_libs[label] > 1 else ""
+        out.append(_save(fig, f"{label}-{prog}-{test}-scaling{tag}", title))
     return out
 
 

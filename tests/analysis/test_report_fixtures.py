@@ -130,6 +130,8 @@ def test_plot_every_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert f"{want}.png" in names and f"{want}.svg" in names, want
     png = (out / "clusterA-pingpong-np4-latency.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    scaling = (out / "clusterA-halocompare-halo-scaling.svg").read_text()
+    assert "irecv-isend" in scaling  # np16 (2×8) and np64 (8×8): a line per configuration
     svg = (out / "clusterA-pingpong-np4-latency.svg").read_text()
     assert "message size [bytes]" in svg and "clusterA · Open MPI 4.1.4 · 4 ranks" in svg
 

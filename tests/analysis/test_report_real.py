@@ -76,6 +76,8 @@ def test_plot(real: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "ompi-halocompare-np4-halo-periodic-16000.png" in names
     assert "ompi-halocompare-np4-halo-periodic-16000.svg" in names
     assert "ompi-halocompare-halo-scaling.png" in names  # np2 and np4
+    scaling = (out / "ompi-halocompare-halo-scaling.svg").read_text()
+    assert "irecv-isend" in scaling and "sendrecv" in scaling, "a line per configuration at both sizes"
     if "pingpong" in programs(real["ompi"]):
         assert "ompi-pingpong-np2-latency.png" in names
 
