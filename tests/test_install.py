@@ -74,7 +74,7 @@ def test_install_layout(installed: tuple[Path, list[str]]) -> None:
     share = prefix / "share" / "mpimb"
     for f in ("slurm/sweep", "slurm/collect", "slurm/lib/job-record", "platforms/two-node.xml",
               "schema/results.schema.json", "schema/meta.schema.json", "reframe/mpimb_checks.py",
-              "reference/gropp-lusk/gropp-lusk-halo-tables.csv", "VERSION", "install-manifest"):
+              "reference/gropp-lusk/halocompare-Cray-XT4-np1024.csv", "reference/sources/gropp-lusk-halo-tables.csv", "VERSION", "install-manifest"):
         assert (share / f).is_file(), f
     assert (prefix / "share" / "doc" / "mpimb" / "architecture.md").is_file()
     assert (prefix / "lib" / "mpimb" / "venv" / "bin" / "python").exists()

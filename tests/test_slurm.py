@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -355,3 +356,49 @@ def test_daemons_are_gone_after_stop(cluster: SlurmCluster) -> None:
     assert cluster.alive(), "the cluster should be running before stop"
     cluster.stop()
     assert cluster.alive() == []
+
+
+def test_layouts_stay_apart_and_failed_checks_are_results(tmp_path: Path) -> None:
+    """4 nodes × 1 rank and 1 node × 4 ranks in one sweep stay two configurations in compare; the 1 × 4
+    job runs with MPIMB_FAULT, exits 1, and collect gathers it as failed-check: its row is FAILED in the
+    report and in compare, and the sweep's report is still written (exit 0).  A cluster of its own, with
+    4 CPUs per node, so a node can hold 4 ranks."""
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"Slurm is not installed here (no {', '.join(missing)})")
+    if not (bindir("openmpi") / "halocompare").exists():
+        pytest.skip("build/openmpi/bin/halocompare not built")
+    results = tmp_path / "results"
+    with SlurmCluster(tmp_path / "slurm", nodes=4, cpus=4) as c:
+        args = ["--results", results, "--partition", c.partition, "--time", "5", "--label", "layouts", "--bindir",
+                bindir("openmpi"), "--launcher", "mpiexec", "--mpiexec", MPIEXEC_OMPI, "--wait"]
+        env = dict(c.env, MPIMB_SWEEP_POLL="1")
+        p = run([SWEEP, *args, "-N", "4", "--ppn", "1", *TINY, "--verify"], env=env, timeout=400)
+        assert p.returncode == 0, p.stdout + p.stderr + c.logs()
+        p = run([SWEEP, *args, "-N", "1", "--ppn", "4", *TINY, "--verify"],
+                env=dict(env, MPIMB_FAULT="halo/sendrecv@0"), timeout=400)
+        assert p.returncode == 1 and "FAILED halocompare-N1-ppn4" in p.stderr, p.stdout + p.stderr
+        col = run([COLLECT, "--results", results, "layouts"], env=c.env, timeout=400)
+    assert col.returncode == 0, col.stdout + col.stderr
+    with open(results / "layouts" / "collect.tsv", newline="") as f:
+        states = {r["config"]: r["status"] for r in csv.DictReader(f, delimiter="\t")}
+    assert states == {"halocompare-N4-ppn1": "complete", "halocompare-N1-ppn4": "failed-check"}
+    assert "FAILED verification in 1 configuration(s): halocompare-N1-ppn4" in col.stdout
+    if report_supports("report"):
+        sys.path.insert(0, str(ROOT / "tests" / "analysis"))
+        from helpers import rendered
+
+        page = rendered(results / "layouts" / "report.html", tmp_path)  # as headless Chromium shows it
+        assert "FAILED VERIFICATION: 1 result(s)" in page and '<td class="failed"' in page
+    if not report_supports("compare"):
+        return
+    ratios = tmp_path / "r.csv"
+    p = run([MPIMB_REPORT, "compare", results / "layouts" / "collected", ROOT / "reference" / "gropp-lusk", "-o",
+             tmp_path / "c.html", "--csv", ratios, "--method", "sendrecv"], timeout=300)
+    assert p.returncode == 0, p.stderr
+    with open(ratios, newline="") as f:
+        halo = [r for r in csv.DictReader(f) if r["test"] == "halo" and r["method"] == "sendrecv"]
+    assert sorted((r["nnodes"], r["ppn"]) for r in halo if r["t@layouts"]) == [("1.0", "4.0"), ("4.0", "1.0")]
+    table = p.stdout[p.stdout.index("Cross-system: halo sendrecv"):].splitlines()
+    mine = [ln for ln in table if ln.startswith("layouts")]
+    assert len(mine) == 2 and any("(4×1)" in ln for ln in mine) and any("(1×4)" in ln and "FAILED" in ln for ln in mine)

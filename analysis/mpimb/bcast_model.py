@@ -146,15 +146,17 @@ def bcast_tables(df: pd.DataFrame, fitted: pd.DataFrame, col: str) -> list[Table
     (on world and its duplicate: the other communicators have other sizes)."""
     from .model import pick
 
-    rows = df[(df["program"] == "collectives") & ~df["na"] & df["comm"].isin(["world", "dup"])]
+    failed = df["failed"] if "failed" in df else False
+    rows = df[(df["program"] == "collectives") & ~df["na"] & ~failed & df["comm"].isin(["world", "dup"])]
     out: list[Table] = []
-    for key, g in rows.groupby(["label", "library", "nprocs"], sort=True):
-        label, lib, nprocs = cast(tuple[Any, Any, Any], key)
+    # one table per machine and layout; within it every key is one row (repeated runs were resolved upstream)
+    for key, g in rows.groupby(["label", "library", "nprocs", "nnodes", "ppn"], sort=True, dropna=False):
+        label, lib, nprocs, nnodes, ppn = cast(tuple[Any, Any, Any, Any, Any], key)
         f = pick(fitted, str(label), float(g["nnodes"].max()))
         if f is None:
             continue
         med = g.groupby(["test", "method", "comm", "bytes", "params"], sort=False, dropna=False).agg(
-            measured=(col, "median"), nprocs=("nprocs", "first"), nnodes=("nnodes", "first"),
+            measured=(col, "first"), nprocs=("nprocs", "first"), nnodes=("nnodes", "first"),
             ppn=("ppn", "first")).reset_index()
         pr = predict(med, f.alpha, f.beta)
         if pr.empty:
@@ -166,7 +168,8 @@ def bcast_tables(df: pd.DataFrame, fitted: pd.DataFrame, col: str) -> list[Table
                       for t, m, c, n, terms, meas, pred, r, formula in zip(
                           pr["test"], pr["method"], pr["comm"], pr["n"], pr["terms"], pr["measured"],
                           pr["predicted_s"], ratio, pr["formula"], strict=True)]
-        out.append(Table(f"Broadcast algorithms, {label} · {lib}, {int(nprocs)} ranks: measured / predicted "
+        layout = f" ({int(nnodes)}x{int(ppn)})" if pd.notna(nnodes) and pd.notna(ppn) else ""
+        out.append(Table(f"Broadcast algorithms, {label} · {lib}, {int(nprocs)} ranks{layout}: measured / predicted "
                          f"(fit {f.comm}: α = {fmt(f.alpha * 1e6)} µs, β = {f.beta * 1e9:.4g} ns/B)",
                          ["broadcast", "bytes", "terms", "measured [µs]", "predicted [µs]", "measured/predicted",
                           "model"], table_rows,

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .keys import failed_banner, prepared
 from .load import InputError, frame, load
 
 PROG = "mpimb-report"
@@ -37,25 +38,38 @@ def cmd_validate(a: argparse.Namespace) -> int:
         return 1
     nrows = sum(len(r.rows) for r in runs)
     print(f"ok: {len(runs)} run(s), {nrows} row(s)")
+    banner = failed_banner(frame(runs), limit=20)
+    if banner:  # a failed check is a valid result: reported, not a format problem
+        print(banner)
     return 0
 
 
 def cmd_table(a: argparse.Namespace) -> int:
-    from .layouts import annotate
+    from .findings import findings, text
     from .tables import build
 
     runs, _, warns = load(a.paths)
-    _warn(warns)
-    annotate(runs)  # layouts: the Slurm layout of each run
-    df = frame(runs)
+    df, dup = prepared(runs)
+    _warn(warns + dup)
     tables = build(df, a.stat)
     sep = "\n"
-    text = sep.join(t.render(a.format) for t in tables)
+    body = sep.join(t.render(a.format) for t in tables)
+    banner = failed_banner(df)
+    found = findings(df)
     if a.format == "html":
-        from .report import html_page
+        from .report import banners, findings_html, html_page
 
-        text = html_page("mpimb tables", "<main>" + text + "</main>")
-    sys.stdout.write(text)
+        text_out = html_page("mpimb tables", "<main>" + banners(runs, [], df) + findings_html(found) + body +
+                             "</main>")
+    elif a.format in ("text", "markdown"):
+        head = (f"**{banner}**\n\n" if a.format == "markdown" else f"{banner}\n\n") if banner else ""
+        ftext = text(found)
+        if a.format == "markdown" and ftext:
+            ftext = ftext.replace("\n- ", "\n\n- ").replace("\n  ", " ")
+        text_out = head + (ftext + sep if ftext else "") + body
+    else:  # latex and csv stay machine-readable: the FAILED cells say it
+        text_out = body
+    sys.stdout.write(text_out)
     return 0
 
 
@@ -63,10 +77,11 @@ def cmd_plot(a: argparse.Namespace) -> int:
     from .plots import all_plots
 
     runs, _, warns = load(a.paths)
-    _warn(warns)
+    df, dup = prepared(runs)
+    _warn(warns + dup)
     out = Path(a.output)
     out.mkdir(parents=True, exist_ok=True)
-    figs = all_plots(frame(runs), a.stat)
+    figs = all_plots(df, a.stat)
     for f in figs:
         for ext in ("png", "svg"):
             p = out / f"{f.name}.{ext}"
@@ -79,7 +94,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     from .report import write_report
 
     runs, _, warns = load(a.paths)
-    _warn(warns)
+    _warn(warns + prepared(runs)[1])
     write_report(runs, Path(a.output), a.stat, warns)
     print(f"report: {a.output}")
     return 0
@@ -87,6 +102,7 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     from .compare import write_compare
+    from .crosssystem import Choice
 
     sets = []
     allwarn: list[str] = []
@@ -97,7 +113,11 @@ def cmd_compare(a: argparse.Namespace) -> int:
     _warn(allwarn)
     out = Path(a.output)
     csv_path = Path(a.csv) if a.csv else None
-    md = write_compare(sets, out, a.stat, allwarn, max_rows=a.max_rows, max_plots=a.max_plots, csv_path=csv_path)
+    choice = Choice(a.method, a.neighbors, 1 if a.periodic == "yes" else 0)
+    md, text, dup = write_compare(sets, out, a.stat, allwarn, max_rows=a.max_rows, max_plots=a.max_plots,
+                                  csv_path=csv_path, choice=choice)
+    _warn(dup)
+    sys.stdout.write(text + ("\n" if text else ""))
     print(f"report: {out} (+ {md}{', ' + str(csv_path) if csv_path else ''})")
     return 0
 
@@ -114,8 +134,9 @@ def cmd_model(a: argparse.Namespace) -> int:
             sys.stderr.write(f"{PROG}: --{name} must be a positive number, got '{v}'\n")
             return 2
     runs, _, warns = load(a.paths)
-    _warn(warns)
-    sys.stdout.write(run_model(frame(runs), a.stat, a.format, a.alpha, a.bandwidth))
+    df, dup = prepared(runs)
+    _warn(warns + dup)
+    sys.stdout.write(run_model(df, a.stat, a.format, a.alpha, a.bandwidth))
     return 0
 
 
@@ -172,6 +193,10 @@ def parser() -> argparse.ArgumentParser:
                    help="ratio rows shown per test in the HTML/Markdown (--csv has them all); default 40")
     c.add_argument("--max-plots", type=int, default=12, metavar="N", help="overlaid plots at most; default 12")
     c.add_argument("--csv", metavar="FILE", help="also write every ratio (with its CI) to this CSV file")
+    c.add_argument("--method", default="irecv-isend", metavar="M",
+                   help="halo method of the machines × orderings table (irecv-isend)")
+    c.add_argument("--neighbors", type=int, choices=[4, 8], default=4, help="its stencil: 4 or 8 neighbours (4)")
+    c.add_argument("--periodic", choices=["no", "yes"], default="no", help="its mesh: periodic or not (no)")
     c.set_defaults(fn=cmd_compare)
 
     m = sub.add_parser("model", help="fit Hockney alpha/beta from pingpong; measured/predicted halo and collectives")

@@ -1,11 +1,18 @@
 """compare: two or more result sets (machines, MPI libraries, dates) in one
 self-contained HTML report plus a Markdown twin and a CSV of every ratio.
 
-For each test configuration present in set A and set X the ratio is
+Each argument is a result set; a set holding several machines (labels, or MPI
+libraries) is split into them, so every column is one machine and the first
+is the reference A.  A configuration is every key column of the schema
+(keys.KEYS); within a machine a configuration measured by more than one run
+is taken from the newest run (keys.resolve_duplicates, with a warning).
+
+For each configuration present in A and in machine X the ratio is
 time_X / time_A (< 1: X is faster).  Its 95 % interval is the conservative
 quotient of the two medians' confidence intervals, [lo_X / hi_A, hi_X / lo_A];
 a ratio is marked significant (*) when that interval excludes 1, i.e. when the
-two confidence intervals do not overlap."""
+two confidence intervals do not overlap.  A FAILED row (verification failed)
+shows as FAILED and takes part in no ratio."""
 
 from __future__ import annotations
 
@@ -17,37 +24,47 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import crosssystem
+from .keys import KEYS, failed_banner, resolve_duplicates
 from .load import Run, frame, groups, short_library
 from .plots import Plot, compare_plots
 from .report import banners, esc, html_page, img, meta_table
-from .tables import Table, fmt, fmt_bytes, rate_mask
+from .tables import FAILED, Table, fmt, fmt_bytes, rate_mask
 
-VARIANT = ["method", "comm", "neighbors", "periodic", "threads", "tl", "nprocs"]
-KEY = ["program", "test", *VARIANT, "bytes"]
+KEY = KEYS
+VARIANT = ["method", "comm", "neighbors", "periodic", "threads", "thread_level", "nprocs", "nnodes", "ppn", "params"]
+NUMERIC = ["neighbors", "periodic", "threads", "bytes", "nprocs", "nnodes", "ppn"]
+
+
+def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str], str]:
+    """(set position, label, library) -> column name, in set order: the label; where two
+    machines share it, the MPI library is added, then '#set position'."""
+    keys: list[tuple[int, str, str]] = []
+    for i, (p, runs) in enumerate(sets):
+        found = sorted({(r.label or Path(p).name, short_library(r.meta)) for r in runs})
+        keys += [(i, lab, lib) for lab, lib in found]
+    names = [lab for _, lab, _ in keys]
+    names = [f"{n} ({lib})" if names.count(n) > 1 else n for n, (_, _, lib) in zip(names, keys)]
+    names = [f"{n} #{i + 1}" if names.count(n) > 1 else n for n, (i, _, _) in zip(names, keys)]
+    return dict(zip(keys, names))
 
 
 def set_names(sets: list[tuple[str, list[Run]]]) -> list[str]:
-    """Label(s) of each set; where names collide, the MPI library, then the position is added."""
-    names = ["+".join(sorted({r.label for r in runs})) or Path(p).name for p, runs in sets]
-    libs = [" / ".join(sorted({short_library(r.meta) for r in runs})) for _, runs in sets]
-    names = [f"{n} ({lib})" if names.count(n) > 1 else n for n, lib in zip(names, libs)]
-    return [f"{n} #{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+    """The machine names of the sets, in order (see machine_names)."""
+    return list(machine_names(sets).values())
 
 
 def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
-    """One row per (set, key): the time for stat, the CI of the median, n/a flag."""
+    """One row per (machine, key): the time for stat, the CI of the median, n/a and FAILED flags, the
+    bytes one process sends and the source.  Keys are unique per machine (resolve_duplicates)."""
     d = df
-    d["tl"] = np.where(d["program"] == "threads", d["thread_level"], "")
-    for k in ("neighbors", "periodic", "threads", "bytes", "nprocs"):
+    for k in NUMERIC:
         d[k] = d[k].fillna(-1.0)
-    d["t"] = d["time_min_s"] if stat == "min" else d["time_median_s"]
-    if not d.duplicated(["set", *KEY]).any():  # the usual case: one row per configuration and set
-        return pd.DataFrame({**{k: d[k] for k in ["set", *KEY]}, "t": d["t"], "lo": d["time_ci_lo_s"],
-                             "hi": d["time_ci_hi_s"], "na": d["na"], "sent": d["sent_bytes"]})
-    g = d.groupby(["set", *KEY], sort=False, observed=True)
-    a = g.agg(t=("t", "median"), lo=("time_ci_lo_s", "min"), hi=("time_ci_hi_s", "max"), na=("na", "all"),
-              sent=("sent_bytes", "median"))
-    return a.reset_index()
+    t = d["time_min_s"] if stat == "min" else d["time_median_s"]
+    machines = pd.Categorical(d["machine"], categories=list(d["machine"].unique()))  # in set order
+    return pd.DataFrame({"set": machines, **{k: d[k] for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
+                         "hi": d["time_ci_hi_s"], "na": d["na"], "failed": d["failed"], "sent": d["sent_bytes"],
+                         "source": crosssystem.sources(d)})
 
 
 def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
@@ -55,28 +72,32 @@ def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
     rates = rate_mask(a)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.where(rates, a["sent"] / a["t"] / 1e6, a["t"] * 1e6)
-    return a.assign(value=value, unit=np.where(rates, "MB/s", "µs"))
+    return a.assign(value=value, unit=np.where(rates, "MB/s", "µs"), na=a["na"] | a["failed"])
 
 
-def ratios(a: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """Wide frame: key, t/lo/hi per set, and ratio/ratio_lo/ratio_hi/sig per non-reference set."""
-    base = a[a["set"] == names[0]].drop(columns=["set"]).set_index(KEY)
-    out = base[["t", "lo", "hi", "na"]].add_suffix(f"@{names[0]}")
-    for n in names[1:]:
-        b = a[a["set"] == n].drop(columns=["set"]).set_index(KEY)[["t", "lo", "hi", "na"]].add_suffix(f"@{n}")
-        out = out.join(b, how="outer")
+def ratios(pf: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Wide frame from plot_frame's rows: key, value/t/lo/hi/na/failed per machine, and ratio/rlo/rhi/sig per
+    non-reference machine.  Keys are matched through one integer id per distinct key (fast joins)."""
+    cols = ["value", "t", "lo", "hi", "na", "failed"]
+    kid = pf.groupby(KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    first = np.unique(kid, return_index=True)[1]
+    out = pf.iloc[first][[*KEY, "unit"]].set_axis(kid[first])
+    for n in names:
+        mine = (pf["set"] == n).to_numpy()
+        out = out.join(pf.loc[mine, cols].set_axis(kid[mine]).add_suffix(f"@{n}"))
     A = names[0]
     for n in names[1:]:
         with np.errstate(divide="ignore", invalid="ignore"):
             r = out[f"t@{n}"] / out[f"t@{A}"]
             lo = out[f"lo@{n}"] / out[f"hi@{A}"]
             hi = out[f"hi@{n}"] / out[f"lo@{A}"]
-        ok = out[f"na@{A}"].eq(False) & out[f"na@{n}"].eq(False)
+        ok = out[f"na@{A}"].eq(False) & out[f"na@{n}"].eq(False) & out[f"failed@{A}"].eq(False) & \
+            out[f"failed@{n}"].eq(False)
         out[f"ratio@{n}"] = r.where(ok)
         out[f"rlo@{n}"] = lo.where(ok)
         out[f"rhi@{n}"] = hi.where(ok)
         out[f"sig@{n}"] = ok & ((out[f"rhi@{n}"] < 1) | (out[f"rlo@{n}"] > 1))
-    return out.reset_index()
+    return out.reset_index(drop=True)
 
 
 def variant_name(row: pd.Series) -> str:
@@ -92,8 +113,17 @@ def variant_name(row: pd.Series) -> str:
         elif k == "threads":
             if v != 1:
                 parts.append(f"{int(v)} thr")
+        elif k == "thread_level":
+            if v != "single" or row["program"] == "threads":
+                parts.append(str(v))
         elif k == "nprocs":
             parts.append(f"np{int(v)}")
+        elif k == "nnodes":
+            parts.append(f"{int(v)}×{int(row['ppn'])}" if row["ppn"] >= 0 else f"{int(v)} nodes")
+        elif k == "ppn":
+            continue
+        elif k == "params":
+            parts.append(f"[{v}]")
         else:
             parts.append(str(v))
     return " ".join(parts)
@@ -112,13 +142,17 @@ def ci_cell(lo: float, hi: float) -> str:
     return f"{lo:.3g}–{hi:.3g}"
 
 
-def value_cell(t: float, na: object) -> str:
+def value_cell(v: float, na: object, failed: object = False) -> str:
+    if failed is True:
+        return FAILED
     if na is True:
         return "n/a"
-    return fmt(t * 1e6) if math.isfinite(t) else "—"
+    return fmt(v) if math.isfinite(v) else "—"
 
 
 def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table]:
+    """Per (program, test): every machine's value side by side in the test's unit (MB/s for
+    bandwidth tests, else µs), then per other machine the time ratio to A and its interval."""
     out: list[Table] = []
     A = names[0]
     for (prog, test), g in groups(w, ["program", "test"]):
@@ -129,27 +163,31 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
             for n in names[1:]:
                 lr = np.abs(np.log(g[f"ratio@{n}"].to_numpy(float)))
                 score = np.fmax(score, np.where(g[f"sig@{n}"].to_numpy(bool), lr + 100, np.nan_to_num(lr)))
+            failed = np.zeros(len(g), dtype=bool)
+            for n in names:
+                failed |= g[f"failed@{n}"].to_numpy(object) == True
+            score = np.where(failed, np.inf, score)  # FAILED rows are always shown
             g = g.iloc[np.argsort(-score, kind="stable")[:max_rows]]
-        header = ["configuration", "bytes", f"{A} [µs]"]
-        grp: list[tuple[str, int]] = [("", 2), (A, 1)]
+        unit = str(g["unit"].dropna().iloc[0]) if g["unit"].notna().any() else "µs"
+        header = ["configuration", "bytes", *[f"{n} [{unit}]" for n in names]]
+        grp: list[tuple[str, int]] = [("", 2), (f"{'rate' if unit == 'MB/s' else 'time'} per machine", len(names))]
         for n in names[1:]:
-            header += [f"{n} [µs]", "time ratio", "95% CI"]
-            grp.append((f"{n} / {A}", 3))
+            header += ["time ratio", "95% CI"]
+            grp.append((f"{n} / {A}", 2))
         rows = []
         for _, r in g.iterrows():
-            row = [variant_name(r) or "—", fmt_bytes(r["bytes"]) if r["bytes"] >= 0 else "",
-                   value_cell(r[f"t@{A}"], r[f"na@{A}"])]
+            row = [variant_name(r) or "—", fmt_bytes(r["bytes"]) if r["bytes"] >= 0 else ""]
+            row += [value_cell(r[f"value@{n}"], r[f"na@{n}"], r[f"failed@{n}"]) for n in names]
             for n in names[1:]:
-                row += [value_cell(r[f"t@{n}"], r[f"na@{n}"]),
-                        ratio_cell(r[f"ratio@{n}"], r[f"rlo@{n}"], r[f"rhi@{n}"], bool(r[f"sig@{n}"])),
+                row += [ratio_cell(r[f"ratio@{n}"], r[f"rlo@{n}"], r[f"rhi@{n}"], bool(r[f"sig@{n}"])),
                         ci_cell(r[f"rlo@{n}"], r[f"rhi@{n}"])]
             rows.append(row)
         notes = []
         if n_all > max_rows:
-            notes.append(f"{max_rows} of {n_all} configurations shown (significant and largest differences "
+            notes.append(f"{max_rows} of {n_all} configurations shown (FAILED, significant and largest differences "
                          f"first); --csv FILE writes every ratio.")
-        out.append(Table(f"{prog} {test}: time, and ratio to {A} (< 1: faster than {A})", header, rows, grp,
-                         notes, kind="ratio", program=str(prog)))
+        out.append(Table(f"{prog} {test}: values side by side, and time ratio to {A} (< 1: faster than {A})",
+                         header, rows, grp, notes, kind="ratio", program=str(prog)))
     return out
 
 
@@ -203,9 +241,11 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5) -> list[str]:
         only_a = int((w[f"na@{A}"].notna() & w[f"na@{n}"].isna()).sum())
         only_n = int((w[f"na@{n}"].notna() & w[f"na@{A}"].isna()).sum())
         speed = f"{1 / gm:.2f}× faster" if gm < 1 else f"{gm:.2f}× slower"
+        nfail = int((w[f"failed@{n}"] == True).sum() + (w[f"failed@{A}"] == True).sum())
         lines.append(f"{n} vs {A}: over {int(ok.sum())} common configurations {n} is {speed} (geometric mean of "
                      f"the time ratios); significantly faster in {faster}, slower in {slower}"
-                     + (f"; {only_a} only in {A}, {only_n} only in {n}" if only_a or only_n else "") + ".")
+                     + (f"; {only_a} only in {A}, {only_n} only in {n}" if only_a or only_n else "")
+                     + (f"; {nfail} FAILED (no ratio)" if nfail else "") + ".")
         d = w[sig].assign(lr=np.log(r[sig]))
         for word, part in (("Win", d.nsmallest(top, "lr")), ("Loss", d.nlargest(top, "lr"))):
             part = part[part["lr"] < 0] if word == "Win" else part[part["lr"] > 0]
@@ -220,36 +260,47 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5) -> list[str]:
 
 
 def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns: list[str],
-                  max_rows: int = 40, max_plots: int = 12, csv_path: Path | None = None) -> Path:
-    names = set_names(sets)
+                  max_rows: int = 40, max_plots: int = 12, csv_path: Path | None = None,
+                  choice: crosssystem.Choice | None = None) -> tuple[Path, str, list[str]]:
+    """Writes out (HTML), its Markdown twin and, with csv_path, every ratio; returns the Markdown path,
+    the text to print (the FAILED banner and the cross-system table) and the repeated-run warnings."""
+    machines = machine_names(sets)
+    names = list(machines.values())
     parts = []
-    for name, (_, runs) in zip(names, sets):
-        f = frame(runs)
-        f["set"] = name
-        parts.append(f)
-    df = pd.concat(parts, ignore_index=True)
-    a = aggregate(df, stat)
-    w = ratios(a, names)
+    for i, (_, runs) in enumerate(sets):
+        for r in runs:
+            r.rows["machine"] = machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))]
+        parts.append(frame(runs))
+    df, dup = resolve_duplicates(pd.concat(parts, ignore_index=True), ["machine"])
+    warns = warns + dup
+    pf = plot_frame(aggregate(df, stat))
+    w = ratios(pf, names)
     out.parent.mkdir(parents=True, exist_ok=True)
     if csv_path is not None:
         keep = [c for c in w.columns if not c.startswith(("lo@", "hi@"))]
-        w[keep].rename(columns={"tl": "thread_level"}).to_csv(csv_path, index=False)
+        w[keep].to_csv(csv_path, index=False)
+    cross = crosssystem.table(pf.rename(columns={"set": "machine", "value": "rate"}), names,
+                              choice or crosssystem.Choice())
     tables = [per_test(w, names)] + ratio_tables(w, names, max_rows)
     summ = summary(w, names)
-    plots = compare_plots(plot_frame(a), stat, names, max_plots)
+    plots = compare_plots(pf, stat, names, max_plots)
     allruns = [r for _, runs in sets for r in runs]
     sim = any(r.simulated for r in allruns)
-    metas = meta_columns(sets, names)
-    _write_html(out, names, tables, summ, plots, metas, allruns, warns, stat, sim, csv_path)
+    metas = meta_columns(sets, machines)
+    banner = failed_banner(df)
+    _write_html(out, names, tables, summ, plots, metas, allruns, warns, stat, sim, csv_path, cross, df)
     md = out.with_suffix(".md")
-    _write_md(md, names, tables, summ, plots, metas, stat, sim, csv_path)
-    return md
+    _write_md(md, names, tables, summ, plots, metas, stat, sim, csv_path, cross, banner)
+    echo = [x for x in (banner, cross.text() if cross else "") if x]
+    return md, "\n".join(e.rstrip("\n") + "\n" for e in echo), dup
 
 
-def meta_columns(sets: list[tuple[str, list[Run]]], names: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """One metadata column per set: its first run of the most common program (halocompare preferred)."""
+def meta_columns(sets: list[tuple[str, list[Run]]],
+                 machines: dict[tuple[int, str, str], str]) -> list[tuple[str, dict[str, Any]]]:
+    """One metadata column per machine: its first run of the most common program (halocompare preferred)."""
     cols = []
-    for name, (_, runs) in zip(names, sets):
+    for (i, label, lib), name in machines.items():
+        runs = [r for r in sets[i][1] if (r.label or Path(sets[i][0]).name) == label and short_library(r.meta) == lib]
         progs = [r.program for r in runs]
         pick = next((r for r in runs if r.program == "halocompare"), None) or max(runs, key=lambda r: progs.count(
             r.program))
@@ -263,11 +314,18 @@ def _every(csv_path: Path | None) -> str:
 
 def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
                 metas: list[tuple[str, dict[str, Any]]], runs: list[Run], warns: list[str], stat: str, sim: bool,
-                csv_path: Path | None) -> None:
-    title = "mpimb comparison: " + " vs ".join(names) + (" — SIMULATED" if sim else "")
+                csv_path: Path | None, cross: Table | None, df: pd.DataFrame) -> None:
+    pub = any(r.published for r in runs)
+    nfail = int(df["failed"].sum())
+    title = "mpimb comparison: " + " vs ".join(names) + (" — SIMULATED" if sim else "") + \
+        (" — PUBLISHED FIGURES" if pub else "") + (f" — {nfail} FAILED" if nfail else "")
     sub = esc(f"reference (A) = {names[0]} · statistic: {stat} · ratios are time(X) / time(A): < 1 means X is "
               f"faster; * = the 95% confidence intervals do not overlap")
-    body = ["<main>", banners(runs, warns), '<section id="summary"><h2>Summary</h2><ul class="summary">']
+    body = ["<main>", banners(runs, warns, df)]
+    if cross:
+        body.append('<section id="cross-system"><h2>Machines × rank orderings</h2><div class="scroll">'
+                    + cross.html() + "</div></section>")
+    body.append('<section id="summary"><h2>Summary</h2><ul class="summary">')
     for line in summ:
         li = html.escape(line.strip())
         body.append(f"<li>{li}</li>" if not line.startswith("  ") else f'<li style="margin-left:24px">{li}</li>')
@@ -277,24 +335,32 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
     if plots:
         body.append('<section id="plots"><h2>Overlaid results</h2><div class="grid">' +
                     "".join(img(p) for p in plots) + "</div></section>")
-    body.append('<section id="ratios"><h2>Ratio tables</h2><p class="note">Green ↓: significantly faster than '
-                f"{esc(names[0])}; red ↑: significantly slower. {esc(_every(csv_path))}"
-                "</p>")
+    body.append('<section id="ratios"><h2>Values and ratios</h2><p class="note">Each machine\'s value side by side, '
+                f"then the time ratio to {esc(names[0])}: green ↓ significantly faster, red ↑ significantly slower. "
+                f"{esc(_every(csv_path))}</p>")
     body += [f'<div class="scroll">{t.html()}</div>' for t in tables]
     body.append("</section></main>")
     out.write_text(html_page(title, "".join(body), sub), encoding="utf-8")
 
 
 def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
-              metas: list[tuple[str, dict[str, Any]]], stat: str, sim: bool, csv_path: Path | None) -> None:
+              metas: list[tuple[str, dict[str, Any]]], stat: str, sim: bool, csv_path: Path | None,
+              cross: Table | None, banner: str) -> None:
     from .report import meta_fields
 
     pdir = Path(f"{md.with_suffix('')}-plots")
     lines = [f"# mpimb comparison: {' vs '.join(names)}", ""]
+    if banner:
+        lines += ["> **" + banner.splitlines()[0] + "**", *[f"> - {x.strip()}" for x in banner.splitlines()[1:]], ""]
     if sim:
         lines += ["> **SIMULATED RESULTS** in at least one set (SimGrid SMPI), not real hardware.", ""]
+    if any(m.get("source") == "published" for _, m in metas):
+        lines += ["> **PUBLISHED FIGURES** in at least one set: transcribed from a publication, not measured.", ""]
     lines += [(f"Reference (A) = {names[0]}; statistic: {stat}; ratios are time(X)/time(A), < 1 = faster; "
-              "`*` = the 95% confidence intervals do not overlap."), "", "## Summary", ""]
+              "`*` = the 95% confidence intervals do not overlap."), ""]
+    if cross:
+        lines += ["## Machines × rank orderings", "", cross.markdown(), ""]
+    lines += ["## Summary", ""]
     lines += [("    - " if s.startswith("  ") else "- ") + s.strip() for s in summ]
     lines += ["", "## Machines and settings", ""]
     fields = [meta_fields(m) for _, m in metas]
@@ -311,7 +377,7 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
         for p in plots:
             (pdir / f"{p.name}.png").write_bytes(p.png)
             lines.append(f"![{p.title.splitlines()[0]}]({pdir.name}/{p.name}.png)")
-    lines += ["", "## Ratio tables", "", _every(csv_path), ""]
+    lines += ["", "## Values and ratios", "", _every(csv_path), ""]
     for t in tables:
         lines += [t.markdown()]
     md.write_text("\n".join(lines) + "\n", encoding="utf-8")

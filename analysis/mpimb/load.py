@@ -9,30 +9,33 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from jsonschema import Draft202012Validator
 
 from . import schema
 
 SCHEMA_VERSION = schema.SCHEMA_VERSION
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = schema.readable_versions()
 
-# The columns and their types come from the one definition (mpimb/schema/).
+# The columns, their types and vocabularies come from the one definition (mpimb/schema/).
 COLUMNS = schema.columns()
-COLUMNS_V1 = schema.previous_columns(1)
 STR_COLS = schema.typed_columns("string")
 INT_COLS = schema.typed_columns("integer")
 FLOAT_COLS = [c for c in schema.typed_columns("number") if c not in INT_COLS]
-REQUIRED = ["run_id", "program", "test", "nprocs", "stop_reason", "label"]
-STOP_REASONS = {"ci", "max-reps", "budget", "finalize"}  # finalize: program profile rows
-THREAD_LEVELS = {"single", "funneled", "serialized", "multiple"}
-VERIFIED = {"yes", "no", ""}
-META_REQUIRED = ["schema_version", "run_id", "program", "label", "complete", "nprocs"]
+REQUIRED = schema.required_columns()
+KEYS = schema.key_columns()
+# Version 1 wrote a failed verification as a row without times (schema 2: the row keeps its times).
+V1_FAILED = "verification failed"
+PUBLISHED = "published"  # stop_reason of a figure transcribed from a publication (reference sets)
+TIMES = ["time_min_s", "time_median_s", "time_max_s"]
 
 
 class InputError(Exception):
@@ -63,6 +66,11 @@ class Run:
     @property
     def simulated(self) -> bool:
         return bool(self.meta.get("simulated", False))
+
+    @property
+    def published(self) -> bool:
+        """Figures transcribed from a publication (reference sets), not measured."""
+        return self.meta.get("source") == "published"
 
 
 MATRIX_SUFFIX = "-matrix.csv"  # a profile's communication matrix beside its results (mpimb.profile)
@@ -99,33 +107,61 @@ def _line(i: int) -> int:
     return int(i) + 2  # header is line 1
 
 
-def _read_meta(csv_path: Path) -> tuple[dict[str, Any], list[str]]:
+def _json_line(text: str, key: str) -> int:
+    """Line of the first '"key":' in a JSON text (1 when absent)."""
+    m = re.search(r'"' + re.escape(key) + r'"\s*:', text)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+@cache
+def _validator(version: int) -> Draft202012Validator:
+    return Draft202012Validator(schema.meta_document(version))
+
+
+def _meta_problems(jp: Path, text: str, meta: dict[str, Any], version: int) -> list[str]:
+    """meta.schema.json on one file: one line per problem (at most five), with the line of its field."""
+    probs = []
+    errors = sorted(_validator(version).iter_errors(meta), key=lambda e: [str(x) for x in e.absolute_path])
+    for e in errors[:5]:
+        path = [str(x) for x in e.absolute_path]
+        if e.validator == "required" and isinstance(e.instance, dict):
+            missing = str(e.message).split("'")[1] if "'" in str(e.message) else ""
+            where = ".".join([*path, missing])
+            line = _json_line(text, path[0]) if path else 1
+            probs.append(f"{jp}:{line}: required field '{where}' missing")
+            continue
+        line = _json_line(text, path[0]) if path else 1
+        probs.append(f"{jp}:{line}: field '{'.'.join(path) or '(top)'}': {e.message}")
+    if len(errors) > 5:
+        probs.append(f"{jp}: ... and {len(errors) - 5} more problem(s) with meta.schema.json")
+    return probs
+
+
+def _read_meta(csv_path: Path) -> tuple[dict[str, Any], int | None, str, list[str]]:
+    """(metadata, its schema version or None when unusable, 'file:line' of that version, problems)."""
     jp = csv_path.with_suffix(".json")
     if not jp.exists():
-        return {}, [f"{jp}: metadata file missing (every result CSV needs its .json next to it)"]
+        return {}, None, "", [f"{jp}: metadata file missing (every result CSV needs its .json next to it)"]
     try:
-        meta = json.loads(jp.read_text(encoding="utf-8"))
+        text = jp.read_text(encoding="utf-8")
+        meta = json.loads(text)
     except (OSError, UnicodeDecodeError) as e:
-        return {}, [f"{jp}: cannot read: {e}"]
+        return {}, None, "", [f"{jp}: cannot read: {e}"]
     except json.JSONDecodeError as e:
-        return {}, [f"{jp}:{e.lineno}: not valid JSON: {e.msg}"]
+        return {}, None, "", [f"{jp}:{e.lineno}: not valid JSON: {e.msg}"]
     if not isinstance(meta, dict):
-        return {}, [f"{jp}:1: expected a JSON object"]
-    probs = [f"{jp}: required field '{k}' missing" for k in META_REQUIRED if k not in meta]
-    v = meta.get("schema_version")
-    if "schema_version" in meta and v not in READABLE_VERSIONS:
+        return {}, None, "", [f"{jp}:1: expected a JSON object"]
+    if "schema_version" not in meta:
+        return meta, None, "", [f"{jp}:1: required field 'schema_version' missing"]
+    v = meta["schema_version"]
+    line = _json_line(text, "schema_version")
+    if v not in READABLE_VERSIONS or isinstance(v, bool):
         if isinstance(v, int) and not isinstance(v, bool) and v > SCHEMA_VERSION:
-            probs.append(f"{jp}: schema_version {v} is newer than this mpimb-report understands "
-                         f"({SCHEMA_VERSION}); upgrade mpimb-report")
-        else:
-            probs.append(f"{jp}: unknown schema_version {v!r} (this mpimb-report reads version "
-                         f"{SCHEMA_VERSION}; no upgrade path from it)")
-    for k in ("nprocs", "nnodes", "ppn", "rows"):
-        if k in meta and (not isinstance(meta[k], int) or isinstance(meta[k], bool) or meta[k] < 0):
-            probs.append(f"{jp}: field '{k}' must be a non-negative integer, got {meta[k]!r}")
-    if "complete" in meta and not isinstance(meta["complete"], bool):
-        probs.append(f"{jp}: field 'complete' must be true or false, got {meta['complete']!r}")
-    return meta, probs
+            return meta, None, "", [(f"{jp}:{line}: schema_version {v} is newer than this mpimb-report understands "
+                                f"({SCHEMA_VERSION}); upgrade mpimb-report")]
+        return meta, None, "", [(f"{jp}:{line}: unknown schema_version {v!r} (this mpimb-report reads versions "
+                            f"{', '.join(map(str, READABLE_VERSIONS))}; no upgrade path from it)")]
+    return meta, int(v), f"{jp}:{line}", _meta_problems(jp, text, meta, int(v))
 
 
 def _bad_numbers(raw: pd.Series, integer: bool) -> pd.Series:
@@ -163,8 +199,18 @@ def _read_fast(data: bytes) -> pd.DataFrame | None:
         return None
 
 
-def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
-    """The CSV as a typed frame (ints as float with NaN for empty), plus problems."""
+def header_version(header: list[str]) -> int | None:
+    """The schema version whose columns a header has (exactly, in any order), else None."""
+    for v in READABLE_VERSIONS:
+        if set(schema.columns_of(v)) == set(header):
+            return v
+    return None
+
+
+def read_csv(path: Path, version: int | None = None, declared: str = "") -> tuple[pd.DataFrame, list[str]]:
+    """The CSV as a typed frame with every schema-2 column (ints as float with NaN for
+    empty; columns an older version lacks are added empty), plus problems.  version: the
+    schema version the JSON declares ('file:line' declared; None: judged from the header)."""
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -178,9 +224,14 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
     nl = text.find("\n")
     header = next(csv.reader(io.StringIO(text[:nl] if nl >= 0 else text)), [])
     header = [h.strip() for h in header]
-    # schema 1 (no params column) is read with its own columns; the ones it lacks are added empty
-    expected = COLUMNS if "params" in header else COLUMNS_V1
+    if version is None:  # no usable JSON: the newest version whose columns the header mostly has
+        version = max(READABLE_VERSIONS, key=lambda v: (len(set(header) & set(schema.columns_of(v))), v))
+    expected = schema.columns_of(version)
     missing = [c for c in expected if c not in header]
+    other = header_version(header)
+    if other is not None and other != version and declared:
+        return pd.DataFrame(), [(f"{declared}: schema_version {version}, but {path.name} has the columns of "
+                                 f"schema version {other}")]
     if missing:
         if len(missing) == len(expected):
             return pd.DataFrame(), [(f"{path}:1: not an mpimb result CSV (header has none of the columns "
@@ -189,7 +240,8 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
     probs: list[str] = []
     extra = [c for c in header if c not in expected]
     if extra:
-        probs.append(f"{path}:1: unknown column(s): {', '.join(extra)}")
+        probs.append(f"{path}:1: unknown column(s): {', '.join(extra)} (schema version {version} has "
+                     f"{len(expected)} columns: analysis/mpimb/schema/results.schema.json)")
     nlines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if not text.endswith("\n"):
         probs.append(f"{path}:{nlines}: truncated: the last line does not end with a newline "
@@ -197,12 +249,11 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
     dtypes: dict[str, Any] = {c: "string" for c in STR_COLS}
     fast = _read_fast(data) if not extra and text.endswith("\n") else None
     try:
-        df = fast if fast is not None else pd.read_csv(io.StringIO(text), dtype=dtypes, keep_default_na=False, na_values={c: [""] for c in
-                         INT_COLS + FLOAT_COLS}, engine="c", low_memory=False)
+        df = fast if fast is not None else pd.read_csv(
+            io.StringIO(text), dtype=dtypes, keep_default_na=False, na_values={c: [""] for c in INT_COLS + FLOAT_COLS},
+            engine="c", low_memory=False)
     except pd.errors.ParserError as e:
         msg = str(e)
-        import re
-
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", msg)
         if m:
             return pd.DataFrame(), [f"{path}:{m.group(2)}: expected {m.group(1)} fields, found {m.group(3)}"]
@@ -244,18 +295,35 @@ def read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
 
 def na_mask(stop_reason: pd.Series) -> pd.Series:
     """Rows whose stop_reason is 'n/a: reason' (string work only on the rare rows that are not measured)."""
-    m = ~stop_reason.isin(STOP_REASONS) & (stop_reason != "")
+    m = ~stop_reason.isin(MEASURED_STOPS) & (stop_reason != "")
     if m.any():
         m[m] = stop_reason[m].str.startswith("n/a")
     return m
+
+
+MEASURED_STOPS = [v for v in schema.vocabulary("stop_reason")[0] if v != PUBLISHED]
 
 
 def _show(v: Any) -> str:
     return f"{float(v):g}" if isinstance(v, (float, int, np.number)) else repr(str(v))
 
 
-def check_rows(path: Path, df: pd.DataFrame) -> list[str]:
-    """Consistency of the rows among themselves (vectorised; at most 5 lines per kind)."""
+def _allowed(values: list[Any], patterns: list[str]) -> str:
+    shown = [str(v) if v != "" else "empty" for v in values if v is not None]
+    shown += ["'" + p.lstrip("^") + "...'" for p in patterns]
+    return ", ".join(shown[:-1]) + (" or " if len(shown) > 1 else "") + shown[-1]
+
+
+def _vocabulary_bad(col: pd.Series, values: list[Any], patterns: list[str]) -> pd.Series:
+    """Cells outside a column's vocabulary (the check runs on the distinct values only)."""
+    ok = [u for u in col.unique() if u in values or any(re.match(p, str(u)) for p in patterns)]
+    return ~col.isin(ok)
+
+
+def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION, typed: bool = True) -> list[str]:
+    """The rows against results.schema.json (types are read_csv's) and among themselves:
+    vectorised, at most 5 lines per kind of problem.  typed: every cell had its type (else
+    cells read as empty would make rows look like duplicates)."""
     probs: list[str] = []
 
     def report(mask: pd.Series, what: Any) -> None:
@@ -265,40 +333,77 @@ def check_rows(path: Path, df: pd.DataFrame) -> list[str]:
         if len(idx) > 5:
             probs.append(f"{path}: ... and {len(idx) - 5} more line(s) like that")
 
+    v1_failed = (df["stop_reason"] == V1_FAILED) if version == 1 else pd.Series(False, index=df.index)
     for c in REQUIRED:
         col = df[c]
         report(col.isna() | (col == ""), f"column '{c}' is empty")
+    # vocabularies (enum / anyOf of the schema) and minimums
+    for c in STR_COLS:
+        values, patterns = schema.vocabulary(c)
+        if (not values and not patterns) or c == "params":  # params: its own check below
+            continue
+        bad = _vocabulary_bad(df[c], values, patterns) & (df[c] != "" if c in REQUIRED else True)
+        if c == "stop_reason":
+            bad &= ~v1_failed
+        report(bad, lambda i, c=c, values=values, patterns=patterns:
+               f"{c} {df[c].iloc[i]!r} is not {_allowed(values, patterns)}")
+    for c in INT_COLS + FLOAT_COLS:
+        sp = schema.spec(c)
+        if "minimum" in sp:
+            with np.errstate(invalid="ignore"):
+                report(df[c] < sp["minimum"], lambda i, c=c, m=sp["minimum"]:
+                       f"column '{c}' must be >= {m}, got {_show(df[c].iloc[i])}")
+        if "enum" in sp:
+            report(df[c].notna() & ~df[c].isin([x for x in sp["enum"] if x is not None]),
+                   lambda i, c=c, e=sp["enum"]: f"{c} must be one of {_allowed(e, [])}, got {_show(df[c].iloc[i])}")
+    params = df["params"]
+    uniq = params.unique()
+    if len(uniq) > 1 or uniq[0] != "":
+        why = {u: schema.params_problem(str(u)) for u in uniq}
+        bad_vals = [u for u, w in why.items() if w]
+        report(params.isin(bad_vals), lambda i: f"params {params.iloc[i]!r} does not parse: {why[params.iloc[i]]}")
+    # meaning: measured rows have ordered times, n/a rows none
     na = na_mask(df["stop_reason"])
-    measured = ~na & (df["stop_reason"] != "")
-    report(measured & ~df["stop_reason"].isin(STOP_REASONS),
-           lambda i: f"stop_reason {df['stop_reason'].iloc[i]!r} is not ci, max-reps, budget, finalize or 'n/a: reason'")
-    report(~df["thread_level"].isin(THREAD_LEVELS),
-           lambda i: f"thread_level {df['thread_level'].iloc[i]!r} is not single/funneled/serialized/multiple")
-    report(~df["verified"].isin(VERIFIED), lambda i: f"verified {df['verified'].iloc[i]!r} is not yes, no or empty")
-    tcols = ["time_min_s", "time_median_s", "time_max_s"]
-    report(measured & df[tcols].isna().any(axis=1), "measured row without time_min_s/median/max")
-    report(na & df[tcols].notna().any(axis=1), "'n/a' row has times")
+    published = df["stop_reason"] == PUBLISHED
+    measured = ~na & ~published & ~v1_failed & (df["stop_reason"] != "")
+    report(measured & df[TIMES].isna().any(axis=1), "measured row without time_min_s/median/max")
+    report(published & df["time_median_s"].isna(), "published row without time_median_s")
+    report(na & df[TIMES].notna().any(axis=1), "'n/a' row has times")
+    report(v1_failed & df[TIMES].notna().any(axis=1), "schema-1 'verification failed' row has times")
     t = df
     with np.errstate(invalid="ignore"):
         report(measured & (t["time_min_s"] < 0), "negative time")
         order = (t["time_min_s"] <= t["time_median_s"] * (1 + 1e-9)) & (t["time_median_s"] <= t["time_max_s"] * (1 + 1e-9))
-        report(measured & t[tcols].notna().all(axis=1) & ~order, "times not ordered: need min <= median <= max")
+        report(measured & t[TIMES].notna().all(axis=1) & ~order, "times not ordered: need min <= median <= max")
         ci = t[["time_ci_lo_s", "time_ci_hi_s"]].notna().all(axis=1)
         ci_ok = (t["time_ci_lo_s"] <= t["time_median_s"] * (1 + 1e-9)) & (t["time_median_s"] <= t["time_ci_hi_s"] * (1 + 1e-9))
         report(measured & ci & ~ci_ok, "confidence interval does not contain the median")
-    for c in ("nprocs", "iters", "reps"):
-        report(measured & (df[c] < 1) if c != "nprocs" else df[c] < 1, f"column '{c}' must be >= 1")
+        # percentiles lie between min and max; each rank's own median is at most the median of the
+        # per-repetition maximum over ranks, so rank_min <= rank_mean <= time_median
+        tol = 1 + 1e-9
+        for c in ("time_p90_s", "time_p99_s"):
+            report(measured & t[c].notna() & ((t[c] * tol < t["time_min_s"]) | (t[c] > t["time_max_s"] * tol)),
+                   f"{c} outside [time_min_s, time_max_s]")
+        report(measured & (t["time_p90_s"] > t["time_p99_s"] * tol), "time_p90_s > time_p99_s")
+        report(measured & ((t["rank_min_s"] > t["rank_mean_s"] * tol) | (t["rank_mean_s"] > t["time_median_s"] * tol)),
+               "need rank_min_s <= rank_mean_s <= time_median_s")
+    for c in ("iters", "reps"):
+        report(measured & ~(df[c] >= 1), f"column '{c}' must be >= 1")
     report(df["neighbors"].notna() & ~df["neighbors"].isin([4, 8]) & (df["program"] == "halocompare"),
            "halocompare neighbors must be 4 or 8")
-    report(df["periodic"].notna() & ~df["periodic"].isin([0, 1]), "periodic must be 0 or 1")
-    report(df["bytes"] < 0, "bytes is negative")
-    for c in ("run_id", "program", "label", "nprocs"):
+    for c in ("run_id", "program", "label", "nprocs", "nnodes", "ppn", "thread_level"):
         first = df[c].iloc[0]
-        same = df[c] == first
-        if c == "nprocs" and (isinstance(first, float) and math.isnan(first)):
+        if isinstance(first, float) and math.isnan(first):
             continue
-        report(~same & df[c].notna(), lambda i, c=c, first=first: f"{c} {_show(df[c].iloc[i])} differs from "
-               f"the first row's {_show(first)} (one run per file)")
+        report(~(df[c] == first) & df[c].notna(), lambda i, c=c, first=first: f"{c} {_show(df[c].iloc[i])} "
+               f"differs from the first row's {_show(first)} (one run per file)")
+    dup = df.duplicated(KEYS, keep=False) if typed else pd.Series(False, index=df.index)
+    if dup.any():
+        first_line = df[dup].reset_index().groupby(KEYS, dropna=False, sort=False)["index"].transform("min")
+        later = dup & df.duplicated(KEYS, keep="first")
+        where = dict(zip(df.index[dup], first_line.to_numpy()))
+        report(later, lambda i: f"same key columns as line {_line(where[df.index[i]])} (a run measures each "
+               f"configuration once: {', '.join(KEYS)})")
     return probs
 
 
@@ -312,8 +417,15 @@ def check_meta(path: Path, df: pd.DataFrame, meta: dict[str, Any]) -> tuple[list
     for k in ("run_id", "program", "label"):
         if k in meta and str(df[k].iloc[0]) != str(meta[k]):
             probs.append(f"{path}:2: {k} {df[k].iloc[0]!r} differs from {jp.name}'s {meta[k]!r}")
-    if isinstance(meta.get("nprocs"), int) and df["nprocs"].iloc[0] != meta["nprocs"]:
-        probs.append(f"{path}:2: nprocs {df['nprocs'].iloc[0]:g} differs from {jp.name}'s {meta['nprocs']}")
+    for k in ("nprocs", "nnodes", "ppn"):
+        v = meta.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and df[k].notna().any() and df[k].iloc[0] != v:
+            probs.append(f"{path}:2: {k} {df[k].iloc[0]:g} differs from {jp.name}'s {v}")
+    published = df["stop_reason"] == PUBLISHED
+    if published.any() and meta.get("source") != "published":
+        i = int(np.flatnonzero(published.to_numpy())[0])
+        probs.append(f"{path}:{_line(i)}: stop_reason 'published' in a run whose {jp.name} does not say "
+                     f"\"source\": \"published\"")
     if meta.get("complete") is False:
         warns.append(f"{jp}: run incomplete (\"complete\": false): using its {len(df)} finished row(s)")
     elif isinstance(meta.get("rows"), int) and meta["rows"] != len(df):
@@ -323,27 +435,45 @@ def check_meta(path: Path, df: pd.DataFrame, meta: dict[str, Any]) -> tuple[list
 
 def load_run(path: Path) -> tuple[Run | None, list[str], list[str]]:
     """(run or None, problems, warnings) for one CSV."""
-    df, probs = read_csv(path)
-    meta, mprobs = _read_meta(path)
-    probs += mprobs
+    meta, version, declared, probs = _read_meta(path)
+    df, p = read_csv(path, version, declared)
+    probs = p + probs
     warns: list[str] = []
-    if not df.empty and not any(":1: " in p and "missing column" in p for p in probs):
-        probs += check_rows(path, df)
+    if not df.empty:
+        probs += check_rows(path, df, version or SCHEMA_VERSION, typed=not p)
         p2, warns = check_meta(path, df, meta)
         probs += p2
-    header_only = [p for p in probs if p.endswith(": no result rows (header only)")]
+    header_only = [x for x in probs if x.endswith(": no result rows (header only)")]
     if header_only and len(probs) == 1 and meta.get("complete") is False:
         # a run that has just started (or was killed before its first row): nothing to use yet
         return None, [], [f"{path}: run incomplete (\"complete\": false) and no finished rows yet: skipped"]
     if probs or df.empty:
         return None, probs, warns
+    if version == 1:
+        df.loc[df["stop_reason"] == V1_FAILED, "verified"] = "no"  # the upgrade rule (results.schema.json)
     return Run(path, df, meta, warns), probs, warns
+
+
+def is_raw(path: Path) -> bool:
+    """A --raw samples file (raw.schema.json), which belongs to a run and is not read as one."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.readline().strip() == RAW_HEADER
+    except OSError:
+        return False
+
+
+RAW_HEADER = ",".join(schema.columns("raw"))
 
 
 def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], list[str]]:
     """Loads every result under paths: (runs, problems, warnings).  Raises InputError
     (with every problem line) when strict and anything is wrong."""
-    files = expand(paths)
+    found = expand(paths)
+    files = [f for f in found if not is_raw(f)]
+    if found and not files:
+        raise InputError(*(f"{f}:1: a --raw samples file (analysis/mpimb/schema/raw.schema.json), not a results CSV; "
+                           "give the run's CSV" for f in found))
     runs: list[Run] = []
     probs: list[str] = []
     warns: list[str] = []
@@ -361,18 +491,24 @@ def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], l
 
 
 def frame(runs: list[Run]) -> pd.DataFrame:
-    """All rows of runs in one frame, with derived columns:
-    simulated, library (short MPI name), sent_bytes (bytes one process sends per op)."""
+    """All rows of runs in one frame, with derived columns: simulated, published, library
+    (short MPI name), start_utc and file (of the run), failed (verification failed: a result
+    shown as FAILED), na (not applicable), sent_bytes (bytes one process sends per op)."""
     parts = []
     for r in runs:
         d = r.rows  # the run's own frame gains the derived columns (no copy)
         d["simulated"] = r.simulated
+        d["published"] = r.published
         d["library"] = short_library(r.meta)
+        d["start_utc"] = str(r.meta.get("start_utc") or "")
+        d["file"] = rel(r.csv_path)
+        d["schema"] = int(r.meta.get("schema_version", SCHEMA_VERSION))
         parts.append(d)
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
     with np.errstate(invalid="ignore", divide="ignore"):
         df["sent_bytes"] = df["mbps"] * 1e6 * df["time_median_s"]
     df["na"] = na_mask(df["stop_reason"])
+    df["failed"] = df["verified"] == "no"
     return df
 
 
@@ -383,8 +519,6 @@ def short_library(meta: dict[str, Any]) -> str:
     if not s:
         return "unknown MPI"
     first = s.splitlines()[0]
-    import re
-
     m = re.match(r"Open MPI v?([\d.]+)", first)
     if m:
         return f"Open MPI {m.group(1)}"
@@ -418,6 +552,7 @@ def rel(path: Path) -> str:
 
 def groups(df: pd.DataFrame, keys: list[str], sort: bool = True,
            dropna: bool = True) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
-    """df.groupby(keys) with the key always a plain tuple (typed loosely, as the values are)."""
-    for k, g in df.groupby(keys, sort=sort, dropna=dropna):
+    """df.groupby(keys) with the key always a plain tuple (typed loosely, as the values are); only
+    combinations that occur (categorical keys never yield empty groups)."""
+    for k, g in df.groupby(keys, sort=sort, dropna=dropna, observed=True):
         yield (tuple(k) if isinstance(k, tuple) else (k,)), g

@@ -12,8 +12,12 @@ import numpy as np
 import pandas as pd
 
 from .bcast_model import bcast_tables
+from .keys import resolve_duplicates
 from .load import InputError
-from .tables import Table, fmt, fmt_bytes
+from .tables import Table, fmt, fmt_bytes, with_variant
+
+# A fit is made per pingpong configuration: every key column but the size.
+FIT_KEYS = ["label", "library", "comm", "method", "variant", "nprocs", "nnodes", "ppn"]
 
 
 def fit(n: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
@@ -26,19 +30,30 @@ def fit(n: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
 
 
 def fits(df: pd.DataFrame, stat: str) -> pd.DataFrame:
-    lat = df[(df["program"] == "pingpong") & (df["test"] == "latency") & ~df["na"] & (df["bytes"] >= 0)]
+    lat = df[(df["program"] == "pingpong") & (df["test"] == "latency") & ~df["na"] & ~df["failed"] &
+             (df["bytes"] >= 0)]
     rows = []
     col = "time_min_s" if stat == "min" else "time_median_s"
-    for key, grp in lat.groupby(["label", "library", "comm"], sort=True):
-        label, lib, comm = cast(tuple[Any, Any, Any], key)
-        s = grp.groupby("bytes")[col].median()
+    for key, grp in lat.fillna({"nnodes": -1, "ppn": -1}).groupby(FIT_KEYS, sort=True):
+        label, lib, comm, method, variant, nprocs, nnodes, ppn = cast(tuple[Any, ...], key)
+        s = grp.set_index("bytes")[col].sort_index()  # one row per size: every other key is in FIT_KEYS
         if len(s) < 2:
             continue
         sizes = s.index.to_numpy(float)
         alpha, beta, err = fit(sizes, s.to_numpy(float))
-        rows.append({"label": label, "library": lib, "comm": comm, "alpha": alpha, "beta": beta, "err": err,
+        rows.append({"label": label, "library": lib, "comm": comm, "method": method, "variant": variant,
+                     "nprocs": nprocs, "nnodes": nnodes, "ppn": ppn, "alpha": alpha, "beta": beta, "err": err,
                      "sizes": f"{fmt_bytes(sizes.min())}–{fmt_bytes(sizes.max())}", "n": len(s)})
     return pd.DataFrame(rows)
+
+
+def fit_name(r: dict[Any, Any], many: bool) -> str:
+    """'label · library · comm' (+ method, settings and layout where one label has several fits of a comm)."""
+    extra = ""
+    if many:
+        extra = " ".join(x for x in (str(r.get("method", "")), f"[{r['variant']}]" if r.get("variant") else "",
+                                     f"np{int(r['nprocs'])}" if r.get("nprocs", -1) > 0 else "") if x)
+    return " · ".join(x for x in (str(r["label"]), str(r["library"]), str(r["comm"]), extra) if x)
 
 
 def _log2(p: float) -> float:
@@ -67,69 +82,81 @@ class Fit:
     beta: float
 
 
-def pick(fitted: pd.DataFrame, label: str, nnodes: float) -> Fit | None:
+def pick(fitted: pd.DataFrame, label: str, nnodes: float, library: str = "") -> Fit | None:
+    """The fit for a run of label (and library, where one exists): inter-node when the run spans nodes,
+    else intra; the default pingpong configuration (warm cache, no extra settings, fewest ranks) first."""
     f = fitted[fitted["label"] == label]
+    if library and (f["library"] == library).any():
+        f = f[f["library"] == library]
     if f.empty:
         f = fitted[fitted["label"] == "*"]
     if f.empty:
         return None
     want = "inter" if nnodes > 1 else "intra"
     m = f[f["comm"] == want]
-    r = (m if not m.empty else f).to_dict("records")[0]
+    m = m if not m.empty else f
+    m = m.assign(o=(m["method"] != "").astype(int) + (m["variant"] != "").astype(int)).sort_values(
+        ["o", "nprocs"], kind="stable")
+    r = m.to_dict("records")[0]
     return Fit(str(r["comm"]), float(r["alpha"]), float(r["beta"]))
 
 
 def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None = None,
               bandwidth_mbps: float | None = None) -> str:
+    df, _ = resolve_duplicates(df)
+    df, _ = with_variant(df)
     fitted = fits(df, stat)
     if alpha_us is not None and bandwidth_mbps is not None:
-        given = pd.DataFrame([{"label": "*", "library": "given", "comm": "--alpha/--bandwidth",
-                               "alpha": alpha_us * 1e-6, "beta": 1 / (bandwidth_mbps * 1e6), "err": math.nan,
-                               "sizes": "", "n": 0}])
+        given = pd.DataFrame([{"label": "*", "library": "given", "comm": "--alpha/--bandwidth", "method": "",
+                               "variant": "", "nprocs": -1, "alpha": alpha_us * 1e-6,
+                               "beta": 1 / (bandwidth_mbps * 1e6), "err": math.nan, "sizes": "", "n": 0}])
         fitted = given if fitted.empty else pd.concat([fitted, given], ignore_index=True)
     if fitted.empty:
         raise InputError("no pingpong 'latency' rows over two or more message sizes in the input: the model "
                          "fits α and β from them (pass pingpong results too, or give --alpha and --bandwidth)")
     col = "time_min_s" if stat == "min" else "time_median_s"
+    per = fitted.groupby(["label", "library", "comm"])["alpha"].transform("size").to_numpy()
     tables = [Table("Hockney fit of pingpong latency: t(n) = α + β·n", ["label · MPI · pairs", "α [µs]",
                     "β [ns/B]", "1/β [MB/s]", "worst fit error", "sizes"],
-                    [[f"{r['label']} · {r['library']} · {r['comm']}", fmt(r["alpha"] * 1e6),
+                    [[fit_name(r, bool(many > 1)), fmt(r["alpha"] * 1e6),
                       f"{r['beta'] * 1e9:.4g}", fmt(1 / r["beta"] / 1e6) if r["beta"] > 0 else "∞",
                       f"{r['err'] * 100:.1f} %" if math.isfinite(r["err"]) else "given", str(r["sizes"])]
-                     for r in fitted.to_dict("records")],
+                     for r, many in zip(fitted.to_dict("records"), per)],
                     notes=[("Weighted least squares on relative error over all sizes; intra = both ranks on one "
                            "node, inter = on two nodes.")])]
-    halo = df[(df["program"] == "halocompare") & (df["test"] == "halo") & ~df["na"]]
-    for key, h in halo.groupby(["label", "nprocs"], sort=True):
-        label, nprocs = cast(tuple[Any, Any], key)
-        f = pick(fitted, str(label), float(h["nnodes"].max()))
+    layout = ["label", "library", "nprocs", "nnodes", "ppn"]
+    ok = ~df["na"] & ~df["failed"]
+    nfail = df["failed"] & df["program"].isin(["halocompare", "collectives"])
+    halo = df[(df["program"] == "halocompare") & (df["test"] == "halo") & ok]
+    for key, h in halo.fillna({"nnodes": -1, "ppn": -1}).groupby(layout, sort=True):
+        label, lib, nprocs, nnodes, _ = cast(tuple[Any, ...], key)
+        f = pick(fitted, str(label), float(nnodes), str(lib))
         if f is None:
             continue
         comm = "world" if (h["comm"] == "world").any() else str(h["comm"].iloc[0])
-        h = h[h["comm"] == comm]
-        g = h.groupby(["neighbors", "periodic", "bytes", "method"], sort=True)[col].median().reset_index()
+        h = h[h["comm"] == comm].sort_values(["neighbors", "periodic", "bytes", "method", "variant"])
         rows = []
-        for r in g.to_dict("records"):
+        for r in h.to_dict("records"):  # one row per configuration: comm and the layout are fixed
             pred = r["neighbors"] * (f.alpha + f.beta * r["bytes"])
             meas = r[col]
             kind = "periodic" if r["periodic"] == 1 else "non-periodic"
-            rows.append([f"{int(r['neighbors'])}-nbr {kind} {r['method']}", fmt_bytes(r["bytes"]), fmt(meas * 1e6),
-                         fmt(pred * 1e6), f"{meas / pred:.2f}"])
+            var = f" [{r['variant']}]" if r["variant"] else ""
+            rows.append([f"{int(r['neighbors'])}-nbr {kind} {r['method']}{var}", fmt_bytes(r["bytes"]),
+                         fmt(meas * 1e6), fmt(pred * 1e6), f"{meas / pred:.2f}"])
         tables.append(Table(f"Halo exchange, {label}, {int(nprocs)} ranks, comm {comm}: measured / predicted "
                             f"(fit {f.comm})", ["stencil method", "bytes/nbr", "measured [µs]", "predicted [µs]",
                                                 "measured/predicted"], rows,
                             notes=[("Prediction: k(α + nβ) — the k messages of one process leave one after the "
                                    "other; > 1 means slower than the point-to-point model explains.")]))
-    coll = df[(df["program"] == "collectives") & ~df["na"]]
-    for key, c in coll.groupby(["label", "nprocs"], sort=True):
-        label, nprocs = cast(tuple[Any, Any], key)
-        f = pick(fitted, str(label), float(c["nnodes"].max()))
+    coll = df[(df["program"] == "collectives") & ok]
+    for key, c in coll.fillna({"nnodes": -1, "ppn": -1}).groupby(layout, sort=True):
+        label, lib, nprocs, nnodes, _ = cast(tuple[Any, ...], key)
+        f = pick(fitted, str(label), float(nnodes), str(lib))
         if f is None:
             continue
         p = float(nprocs)
-        g = c.groupby(["test", "method", "bytes"], sort=False, dropna=False)[col].median().reset_index()
         rows = []
-        for r in g.to_dict("records"):
+        for r in c.to_dict("records"):  # one row per configuration (test, method, size, settings)
             test, method, nb = str(r["test"]), str(r["method"]), float(r["bytes"])
             base = test[1:] if test.startswith("i") and test[1:] in COLL else test
             model = COLL.get(base) if method == "library" else None  # the algorithms: bcast_model
@@ -138,11 +165,15 @@ def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None 
             n = 0.0 if math.isnan(nb) or nb < 0 else nb
             pred = model[1](p, n, f.alpha, f.beta)
             meas = float(r[col])
-            rows.append([f"{test} {method}", fmt_bytes(n) if n else "", fmt(meas * 1e6), fmt(pred * 1e6),
+            var = f" [{r['variant']}]" if r["variant"] else ""
+            rows.append([f"{test} {method}{var}", fmt_bytes(n) if n else "", fmt(meas * 1e6), fmt(pred * 1e6),
                          f"{meas / pred:.2f}" if pred > 0 else "", model[0]])
         if rows:
             tables.append(Table(f"Collectives, {label}, {int(nprocs)} ranks: measured / predicted (fit {f.comm})",
                                 ["collective method", "bytes", "measured [µs]", "predicted [µs]",
                                  "measured/predicted", "model"], rows))
+    if nfail.any():
+        tables[-1].notes.append(f"FAILED: {int(nfail.sum())} halo/collective result(s) failed verification and are "
+                                "left out of the model.")
     tables += bcast_tables(df, fitted, col)
     return "\n".join(t.render(out_fmt) for t in tables)

@@ -12,10 +12,11 @@ from typing import Any
 import pandas as pd
 
 from . import __version__
-from .layouts import annotate
-from .load import Run, frame, short_library
+from .findings import Finding, findings
+from .keys import failed_lines, prepared
+from .load import Run, short_library
 from .plots import Plot, all_plots
-from .tables import build
+from .tables import build, heat_colour
 
 CSS = """
 :root { --fg:#1d2430; --muted:#5b6574; --line:#d9dee6; --accent:#1f5aa6; --bg:#f6f8fb; --win:#e3f4e6;
@@ -35,6 +36,12 @@ h3 { font-size: 15px; margin: 18px 0 8px; color: #14213d; }
 .banner { padding: 12px 18px; border-radius: 6px; margin: 14px 0; font-weight: 600; }
 .banner.sim { background: #6a1b9a; color: #fff; font-size: 16px; letter-spacing: .02em; }
 .banner.warn { background: var(--warn); border: 1px solid #e7c66b; color: #5c4500; font-weight: 500; }
+.banner.failed { background: #b71c1c; color: #fff; font-size: 16px; }
+.banner.failed ul { margin: 6px 0 0; font-weight: 500; font-size: 13px; }
+.banner.published { background: #37474f; color: #fff; font-size: 16px; letter-spacing: .02em; }
+section#findings ul { margin: 4px 0; padding-left: 20px; }
+section#findings li { margin: 4px 0; }
+section#findings h3 { margin: 10px 0 4px; }
 nav.toc { columns: 2; font-size: 13px; }
 nav.toc a { color: var(--accent); text-decoration: none; }
 .scroll { overflow-x: auto; }
@@ -50,6 +57,8 @@ table.data tbody tr:hover { background: #f3f6fb; }
 table.data td.na { color: var(--muted); font-style: italic; }
 table.data td.win { background: var(--win); font-weight: 600; }
 table.data td.loss { background: var(--loss); font-weight: 600; }
+table.data td.failed { background: #b71c1c; color: #fff; font-weight: 700; letter-spacing: .03em; }
+p.legend span { display: inline-block; width: 44px; height: 12px; margin: 0 2px; vertical-align: middle; }
 table.meta { border-collapse: collapse; font-size: 12.5px; width: 100%; }
 table.meta th, table.meta td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left;
   vertical-align: top; }
@@ -123,10 +132,13 @@ def meta_fields(meta: dict[str, Any]) -> dict[str, str]:
     env = env or {}
     opts = meta.get("options") if isinstance(meta.get("options"), dict) else {}
     hosts = meta.get("hosts") if isinstance(meta.get("hosts"), list) else []
+    pub = meta.get("source") == "published"
     f = {
         "program": meta.get("program", ""),
         "label": meta.get("label", ""),
         "simulated": "YES — simulated (SimGrid SMPI)" if meta.get("simulated") else "no",
+        "source": ("PUBLISHED — " + str((meta.get("reference") or {}).get("citation", "")) if pub
+                   else "simulated" if meta.get("simulated") else "measured"),
         "complete": "yes" if meta.get("complete") else "NO — incomplete run",
         "MPI library": short_library(meta),
         "MPI library version": str(mpi.get("library_version", "")).splitlines()[0] if mpi.get("library_version")
@@ -134,8 +146,8 @@ def meta_fields(meta: dict[str, Any]) -> dict[str, str]:
         "MPI standard": mpi.get("standard_version", ""),
         "thread level (provided)": mpi.get("thread_level_provided", ""),
         "processes": meta.get("nprocs", ""),
-        "nodes": meta.get("nnodes", ""),
-        "ranks per node": meta.get("ppn", ""),
+        "nodes": "not stated" if pub and not meta.get("nnodes") else meta.get("nnodes", ""),
+        "ranks per node": "not stated" if pub and not meta.get("ppn") else meta.get("ppn", ""),
         "hosts": ", ".join(map(str, (hosts or [])[:8])) + (" …" if len(hosts or []) > 8 else ""),
         "binding": binding(meta),
         "topology": (f"{topo.get('packages', '?')} package(s), {topo.get('numa_nodes', '?')} NUMA, "
@@ -173,16 +185,51 @@ def meta_table(columns: list[tuple[str, dict[str, Any]]], diff: bool = False) ->
     return "".join(out)
 
 
-def banners(runs: list[Run], warns: list[str]) -> str:
+def banners(runs: list[Run], warns: list[str], df: pd.DataFrame | None = None) -> str:
+    """FAILED results first (count and names), then SIMULATED and PUBLISHED sets, then warnings."""
     out = []
+    if df is not None:
+        n, names = failed_lines(df, limit=12)
+        if n:
+            more = f"<li>… and {n - len(names)} more</li>" if n > len(names) else ""
+            out.append(f'<div class="banner failed">FAILED VERIFICATION: {n} result(s) failed their data check '
+                       "(the data received was wrong); they are marked FAILED below and their times are not "
+                       "used in any finding.<ul>" + "".join(f"<li>{esc(x)}</li>" for x in names) + more +
+                       "</ul></div>")
     sims = [r for r in runs if r.simulated]
     if sims:
         labels = ", ".join(sorted({r.label for r in sims}))
         out.append(f'<div class="banner sim">SIMULATED RESULTS ({esc(labels)}): times come from a SimGrid SMPI '
                    "model of a platform, not from real hardware.</div>")
+    pubs = [r for r in runs if r.published]
+    if pubs:
+        labels = ", ".join(sorted({r.label for r in pubs}))
+        cites = sorted({str((r.meta.get("reference") or {}).get("citation", "")) for r in pubs} - {""})
+        out.append(f'<div class="banner published">PUBLISHED FIGURES ({esc(labels)}): transcribed from '
+                   f"{esc('; '.join(cites) or 'a publication')}, not measured by mpimb; their times are derived from "
+                   "the published rates and carry no confidence interval.</div>")
     for w in warns:
         out.append(f'<div class="banner warn">Warning: {esc(w)}</div>')
     return "".join(out)
+
+
+def findings_html(fs: list[Finding]) -> str:
+    """The findings section: per machine, one sentence each."""
+    if not fs:
+        return ""
+    out = [('<section id="findings"><h2>Findings</h2><p class="note">Computed from the data; a difference is '
+           "called only where the 95 % confidence intervals of the medians do not overlap, otherwise the sentence "
+           "says it is within the noise. FAILED results are left out.</p>")]
+    for mach in dict.fromkeys(f.machine for f in fs):
+        out.append(f"<h3>{esc(mach)}</h3><ul>" + "".join(f"<li>{esc(f.text)}</li>" for f in fs if f.machine == mach)
+                   + "</ul>")
+    out.append("</section>")
+    return "".join(out)
+
+
+HEAT_LEGEND = ('<p class="note legend">Heat map: each cell coloured by its rate relative to the best in its row and '
+               "stencil: " + "".join(f'<span style="background:{heat_colour(f)}"></span>' for f in (0, .25, .5, .75, 1))
+               + " 0 % … 100 %.</p>")
 
 
 def anchor(s: str) -> str:
@@ -190,8 +237,8 @@ def anchor(s: str) -> str:
 
 
 def write_report(runs: list[Run], out: Path, stat: str, warns: list[str]) -> None:
-    annotate(runs)  # layouts: the Slurm layout of each run
-    df = frame(runs)
+    df, dup_warns = prepared(runs)
+    warns = warns + dup_warns
     tables = build(df, stat)
     plots = all_plots(df, stat)
     programs = list(dict.fromkeys(df["program"]))
@@ -199,17 +246,24 @@ def write_report(runs: list[Run], out: Path, stat: str, warns: list[str]) -> Non
     libs = sorted(set(df["library"]))
     nprocs = sorted({int(x) for x in df["nprocs"].dropna()})
     sim = " — SIMULATED" if any(r.simulated for r in runs) else ""
-    title = f"mpimb report: {', '.join(labels)}{sim}"
+    sim += " — PUBLISHED FIGURES" if any(r.published for r in runs) else ""
+    nfail = int(df["failed"].sum())
+    fail = f" — {nfail} FAILED" if nfail else ""
+    title = f"mpimb report: {', '.join(labels)}{sim}{fail}"
     sub = esc(f"{', '.join(programs)} · {', '.join(libs)} · {', '.join(map(str, nprocs))} ranks · "
               f"{len(df)} results · statistic: {stat}")
-    body = ["<main>", banners(runs, warns)]
+    body = ["<main>", banners(runs, warns, df), findings_html(findings(df))]
     toc = ['<section><h2>Contents</h2><nav class="toc"><ul>']
+    if len(body[-1]):
+        toc.append('<li><a href="#findings">Findings</a></li>')
     secs = []
     for prog in programs:
         pt = [t for t in tables if t.program == prog]
         pp = [p for p in plots if f"-{prog}-" in p.name]
         toc.append(f'<li><a href="#{anchor(prog)}">{esc(prog)}</a> ({len(pt)} tables, {len(pp)} plots)</li>')
         s = [f'<section id="{anchor(prog)}"><h2>{esc(prog)}</h2>']
+        if any(t.heat for t in pt):
+            s.append(HEAT_LEGEND)
         s += [f'<div class="scroll">{t.html()}</div>' for t in pt]
         if pp:
             s.append('<h3>Plots</h3><div class="grid">' + "".join(img(p) for p in pp) + "</div>")
@@ -228,4 +282,4 @@ def write_report(runs: list[Run], out: Path, stat: str, warns: list[str]) -> Non
 
 
 def runs_frame(runs: list[Run]) -> pd.DataFrame:
-    return frame(runs)
+    return prepared(runs)[0]

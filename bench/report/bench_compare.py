@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Benchmark: `mpimb-report compare` on 1 million result rows.
 
-Writes two synthetic result sets (default 500,000 rows each, schema-exact CSV +
-JSON, one configuration per row: 10 collectives x 5 methods x 4 communicators x
-25 sizes x 20 process counts x 5 thread counts), then times the full compare
-(load + validate + ratios + HTML + Markdown + ratio CSV) as a user runs it.
+Writes two synthetic result sets (default 500,000 rows each, schema-2 CSV +
+JSON valid against analysis/mpimb/schema, one configuration per row: 10
+collectives x 5 methods x 4 communicators x 25 sizes x 20 process counts x 5
+thread counts, with params on the rooted collectives), then times the full
+compare (load + validate + keys + ratios + the machines x orderings table +
+HTML + Markdown) as a user runs it.
 
     .venv/bin/python bench/report/bench_compare.py [--rows-per-set N] [--dir DIR] [--repeat R]
 """
@@ -26,11 +28,8 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-COLUMNS = [
-    "run_id", "program", "test", "method", "comm", "neighbors", "periodic", "bytes", "nprocs", "nnodes", "ppn",
-    "threads", "thread_level", "iters", "reps", "stop_reason", "time_min_s", "time_median_s", "time_mean_s",
-    "time_max_s", "time_stddev_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "verified", "label",
-]
+SCHEMA = ROOT / "analysis" / "mpimb" / "schema" / "results.schema.json"
+COLUMNS = [c["title"] for c in json.loads(SCHEMA.read_text())["prefixItems"]]
 TESTS = ["bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall", "reduce_scatter_block",
          "scan", "barrier"]
 METHODS = ["library", "binomial", "chain", "scatter-allgather", "ring"]
@@ -49,13 +48,17 @@ def make_set(d: Path, label: str, rows: int, speed: float, seed: int) -> None:
     t = speed * (1e-6 * np.log2(nprocs) + nbytes / 1e10) * (1 + 0.1 * idx[1]) * rng.normal(1, 0.02, rows)
     spread = np.abs(rng.normal(0.03, 0.01, rows)) * t
     run_id = f"{label}-20261121T000000Z-beef"
+    rooted = np.isin(np.array(TESTS)[idx[0]], ["bcast", "reduce", "gather", "scatter"])
     df = pd.DataFrame({
         "run_id": run_id, "program": "collectives", "test": np.array(TESTS)[idx[0]],
         "method": np.array(METHODS)[idx[1]], "comm": np.array(COMMS)[idx[2]], "neighbors": "", "periodic": "",
         "bytes": nbytes, "nprocs": nprocs, "nnodes": 1, "ppn": 1, "threads": threads, "thread_level": "single",
+        "params": np.where(rooted, "root=0;timing=osu", "timing=osu"),
         "iters": 100, "reps": 20, "stop_reason": "ci", "time_min_s": t - spread, "time_median_s": t,
         "time_mean_s": t + spread / 4, "time_max_s": t + 2 * spread, "time_stddev_s": spread / 2,
-        "time_ci_lo_s": t - spread / 2, "time_ci_hi_s": t + spread / 2, "mbps": nbytes / t / 1e6, "verified": "",
+        "time_ci_lo_s": t - spread / 2, "time_ci_hi_s": t + spread / 2, "time_p90_s": t + spread,
+        "time_p99_s": t + 1.8 * spread, "rank_min_s": 0.8 * t, "rank_mean_s": 0.9 * t, "reps_rejected": "",
+        "sync_error_s": "", "cpu_pct": "", "mbps": nbytes / t / 1e6, "agg_mbps": "", "verified": "yes",
         "label": label,
     })
     df["nnodes"] = np.maximum(1, nprocs // 32)
@@ -66,9 +69,14 @@ def make_set(d: Path, label: str, rows: int, speed: float, seed: int) -> None:
         part = part.assign(run_id=rid)
         csv = d / f"collectives-{label}-np{n}.csv"
         part[COLUMNS].to_csv(csv, index=False, float_format="%.9g")
-        meta = {"schema_version": 1, "run_id": rid, "program": "collectives", "label": label, "complete": True,
-                "simulated": True, "rows": len(part), "nprocs": int(n), "nnodes": int(max(1, n // 32)),
-                "ppn": int(min(n, 32)), "mpi": {"library_version": "synthetic"}, "environment": {}}
+        meta = {"schema_version": 2, "run_id": rid, "program": "collectives", "label": label,
+                "suite_version": "bench", "git_commit": "", "command_line": ["bench_compare.py"],
+                "start_utc": "2026-11-21T00:00:00Z", "end_utc": "2026-11-21T00:10:00Z", "complete": True,
+                "simulated": True, "csv": csv.name, "rows": len(part), "nprocs": int(n),
+                "nnodes": int(max(1, n // 32)), "ppn": int(min(n, 32)),
+                "mpi": {"library_version": "synthetic", "standard_version": "4.0",
+                        "thread_level_requested": "single", "thread_level_provided": "single"},
+                "hosts": [], "ranks": [], "topology": {}, "compiler": {}, "options": {}, "environment": {}}
         (csv.with_suffix(".json")).write_text(json.dumps(meta))
 
 

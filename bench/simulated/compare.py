@@ -1,6 +1,5 @@
 """Sets the simulated 1024-rank halocompare tables beside the talk's BG/L and
-Cray XT tables (reference/gropp-lusk/gropp-lusk-halo-tables.csv: the
-figures of the talk's tables as transcribed, one line per figure) and
+Cray XT tables (the published reference set, reference/gropp-lusk/) and
 prints Markdown: MB/s per process, then each ordering relative to world.
 The simulated runs are the CSVs halocompare-<platform>-np<N>.csv beside this file.
 
@@ -9,13 +8,14 @@ The simulated runs are the CSVs halocompare-<platform>-np<N>.csv beside this fil
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-REFERENCE = HERE.parents[1] / "reference" / "gropp-lusk" / "gropp-lusk-halo-tables.csv"
+REFERENCE = HERE.parents[1] / "reference" / "gropp-lusk"
 COMMS = ["world", "evenodd", "cart"]
 
 # simulated platform -> published machines it is set beside
@@ -27,16 +27,16 @@ PAIRS = {
 
 
 def published() -> pd.DataFrame:
-    ref = pd.read_csv(REFERENCE, dtype={"mode": str, "periodic": str})
-    ref = ref[ref["method"] != "one-sender"].copy()
-    ref["mode"] = ref["mode"].fillna("")
-    ref["source"] = (
-        ref["machine"]
-        + ref["mode"].map(lambda m: f" {m}" if m else "")
-        + " (published, np "
-        + (ref["nprocs"].astype("Int64").astype(str))
-        + ")"
-    )
+    """The published halo rows of every run in reference/gropp-lusk (mbps verbatim)."""
+    parts = []
+    for path in sorted(REFERENCE.glob("halocompare-*.csv")):
+        ref = json.loads(path.with_suffix(".json").read_text())["reference"]
+        d = pd.read_csv(path, dtype={"periodic": str}, keep_default_na=False)
+        d = d[d["test"] == "halo"]
+        mode = f" {ref['mode']}" if ref["mode"] else ""
+        parts.append(d.assign(machine=ref["machine"], periodic=d["periodic"].map({"0": "no", "1": "yes", "": "unknown"}),
+                              source=f"{ref['machine']}{mode} (published, np {int(d['nprocs'].iloc[0])})"))
+    ref = pd.concat(parts, ignore_index=True)
     return ref[["source", "machine", "periodic", "neighbors", "comm", "method", "mbps"]]
 
 

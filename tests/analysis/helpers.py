@@ -65,6 +65,17 @@ def chromium() -> str:
     return ""
 
 
+def rendered(page: Path, tmp: Path) -> str:
+    """The page's DOM after headless Chromium has loaded and run it."""
+    exe = chromium()
+    profile = tmp / f"chromium-profile-{os.getpid()}"
+    dom = subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000",
+                          "--dump-dom", page.resolve().as_uri()], check=False, capture_output=True, text=True,
+                         timeout=240)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    return dom.stdout
+
+
 def browser_check(page: Path, tmp: Path, height: int = 2400) -> tuple[int, int, float, float]:
     """Renders page in headless Chromium: (images loaded, images broken, screenshot pixel standard
     deviation on a 0..1 scale, fraction of pixels that are not near-white)."""

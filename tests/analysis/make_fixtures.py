@@ -1,6 +1,9 @@
-"""Writes the fixture result sets in fixtures/ (two labels, every program, plus a
-simulated run), following the CSV + JSON schema the programs write.  Re-run
-after a schema change:  .venv/bin/python tests/analysis/make_fixtures.py"""
+"""Writes the schema-2 fixture result sets in fixtures/ (two labels, every
+program, a simulated run, and 'equal': a halo set whose methods are forced
+equal), following the CSV + JSON schema the programs write (the columns come
+from analysis/mpimb/schema).  fixtures/v1/ holds a frozen schema-1 set for the
+tests that read version 1; it is not written here.  Re-run after a schema
+change:  .venv/bin/python tests/analysis/make_fixtures.py"""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent / "fixtures"
-COLUMNS = ["run_id", "program", "test", "method", "comm", "neighbors", "periodic", "bytes", "nprocs", "nnodes", "ppn", "threads", "thread_level", "iters", "reps", "stop_reason", "time_min_s", "time_median_s", "time_mean_s", "time_max_s", "time_stddev_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "verified", "label"]
+SCHEMA = Path(__file__).resolve().parents[2] / "analysis" / "mpimb" / "schema" / "results.schema.json"
+COLUMNS = [c["title"] for c in json.loads(SCHEMA.read_text())["prefixItems"]]
 SIZES = [2**k for k in range(0, 21, 2)]
 
 LIBS = {
@@ -34,7 +38,8 @@ class Writer:
         self.extra: dict[str, object] = {}
 
     def row(self, test: str, t: float, method: str = "", comm: str = "", neighbors: int = -1, periodic: int = -1,
-            nbytes: int = -1, threads: int = 1, sent: float = 0, na: str = "") -> None:
+            nbytes: int = -1, threads: int = 1, sent: float = 0, na: str = "", params: str = "",
+            samples: np.ndarray | None = None) -> None:
         def i(v: int) -> str:
             return "" if v < 0 else str(v)
 
@@ -42,17 +47,18 @@ class Writer:
         r.update(run_id=self.run_id, program=self.program, test=test, method=method, comm=comm,
                  neighbors=i(neighbors), periodic=i(periodic), bytes=i(nbytes), nprocs=str(self.nprocs),
                  nnodes=str(self.nnodes), ppn=str(self.nprocs // self.nnodes), threads=i(threads),
-                 thread_level=self.thread_level, label=self.label)
+                 thread_level=self.thread_level, label=self.label, params=params)
         if na:
             r.update(iters="", reps="", stop_reason=f"n/a: {na}")
         else:
-            s = self.rng.normal(t, t * 0.03, 15).clip(t * 0.9)
-            s.sort()
+            s = np.sort(self.rng.normal(t, t * 0.03, 15).clip(t * 0.9) if samples is None else samples)
             med = float(np.median(s))
+            p90, p99 = np.percentile(s, [90, 99])
             r.update(iters=str(max(1, int(1e-3 / t))), reps="15", stop_reason="ci",
                      time_min_s=f"{s[0]:.9g}", time_median_s=f"{med:.9g}", time_mean_s=f"{s.mean():.9g}",
                      time_max_s=f"{s[-1]:.9g}", time_stddev_s=f"{s.std(ddof=1):.9g}",
-                     time_ci_lo_s=f"{s[3]:.9g}", time_ci_hi_s=f"{s[11]:.9g}")
+                     time_ci_lo_s=f"{s[3]:.9g}", time_ci_hi_s=f"{s[11]:.9g}", time_p90_s=f"{p90:.9g}",
+                     time_p99_s=f"{p99:.9g}", rank_min_s=f"{0.8 * med:.9g}", rank_mean_s=f"{0.9 * med:.9g}")
             if sent > 0:
                 r["mbps"] = f"{sent / med / 1e6:.9g}"
         self.rows.append(r)
@@ -67,7 +73,7 @@ class Writer:
         hosts = [f"{self.label.lower()}n{k}" for k in range(self.nnodes)]
         ppn = self.nprocs // self.nnodes
         meta: dict[str, object] = {
-            "schema_version": 1, "run_id": self.run_id, "program": self.program, "label": self.label,
+            "schema_version": 2, "run_id": self.run_id, "program": self.program, "label": self.label,
             "suite_version": "0.1.0", "git_commit": "0123456789ab",
             "command_line": [f"./{self.program}", "-o", f"{stem}.csv"],
             "start_utc": "2026-11-20T12:00:00Z", "end_utc": "2026-11-20T12:05:00Z" if complete else None,
@@ -86,6 +92,9 @@ class Writer:
         (d / f"{stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
+RMA_PARAMS = "assert=none;win=allocate"
+
+
 def make(label: str, seed: int) -> None:
     lib, env, alpha, beta, slow = LIBS[label]
     d = HERE / label
@@ -98,15 +107,17 @@ def make(label: str, seed: int) -> None:
         for comm, cf in comms.items():
             for n in (4, 8):
                 for mi, m in enumerate(methods):
+                    params = ";".join(sorted(x for x in (*(RMA_PARAMS.split(";") if m.startswith("rma-") else []),
+                                                         "seed=1" if comm == "random" else "") if x))
                     if m == "neighbor-alltoall" and comm not in ("cart",):
-                        w.row("halo", 0, m, comm, n, per, b, na="needs a cart communicator")
+                        w.row("halo", 0, m, comm, n, per, b, na="needs a cart communicator", params=params)
                         continue
                     mf = 1 + 0.15 * ((mi + slow) % 3)
                     t = n * (alpha + beta * b) * cf * mf * (1.1 if per else 1.0)
-                    w.row("halo", t, m, comm, n, per, b, sent=n * b)
+                    w.row("halo", t, m, comm, n, per, b, sent=n * b, params=params)
         for n in (4, 8):
             w.row("one-sender", n * (alpha + beta * b) * 0.5, "isend", "world", n, per, b, sent=n * b)
-    w.extra = {"halocompare": {"dims": [4, 4], "count": 2000, "seed": 1}}
+    w.extra = {"halocompare": {"dims": [4, 4], "count": 2000, "seed": 1, "win": "allocate", "assert": "none"}}
     w.write(d, lib, env)
     if label == "clusterA":  # a second size for the scaling plot
         w = Writer(label, "halocompare", 64, 8, seed + 7)
@@ -122,20 +133,22 @@ def make(label: str, seed: int) -> None:
             t = f * (alpha + beta * s)
             w.row("latency", t, "", comm, nbytes=s, sent=s)
             w.row("pingping", t * 1.1, "", comm, nbytes=s, sent=s)
-            w.row("bw", t * 0.6, "", comm, nbytes=s, sent=s)
-            w.row("bibw", t * 0.7, "", comm, nbytes=s, sent=2 * s)
-            w.row("msgrate", t * 0.4, "", comm, nbytes=s, sent=s)
+            w.row("bw", t * 0.6, "", comm, nbytes=s, sent=s, params="window=64")
+            w.row("bibw", t * 0.7, "", comm, nbytes=s, sent=2 * s, params="window=64")
+            w.row("msgrate", t * 0.4, "", comm, nbytes=s, sent=s, params="window=64")
     for a in range(4):
         for c in range(a + 1, 4):
             comm = "intra" if a // 2 == c // 2 else "inter"
             f = 0.5 if comm == "intra" else 1.0
             for s in (8, 1 << 20):
                 w.row("allpairs-latency", f * (alpha + beta * s), f"{a}-{c}", comm, nbytes=s, sent=s)
-                w.row("allpairs-bw", f * 0.6 * (alpha + beta * s), f"{a}-{c}", comm, nbytes=s, sent=s)
+                w.row("allpairs-bw", f * 0.6 * (alpha + beta * s), f"{a}-{c}", comm, nbytes=s, sent=s,
+                      params="window=64")
     w.write(d, lib, env)
     # collectives: 16 ranks
     w = Writer(label, "collectives", 16, 2, seed + 2)
     lg = 4
+    rooted = {"bcast", "reduce", "gather", "scatter", "ibcast"}
     for s in SIZES[::2]:
         for coll, k in (("barrier", lg), ("bcast", lg), ("reduce", lg), ("allreduce", 2 * lg), ("gather", lg),
                         ("scatter", lg), ("allgather", 15), ("alltoall", 15), ("reduce_scatter_block", 2 * lg),
@@ -143,43 +156,50 @@ def make(label: str, seed: int) -> None:
             nb = -1 if coll == "barrier" else s
             if coll == "barrier" and s != SIZES[0]:
                 continue
-            w.row(coll, k * (alpha + beta * max(nb, 0)), "library", "world", nbytes=nb)
+            w.row(coll, k * (alpha + beta * max(nb, 0)), "library", "world", nbytes=nb,
+                  params="root=0;timing=osu" if coll in rooted else "timing=osu")
         for m, k in (("binomial", lg * 1.1), ("chain", 15 * 0.3), ("scatter-allgather", lg + 2)):
-            w.row("bcast", k * (alpha + beta * s), m, "world", nbytes=s)
-        w.row("series", 8 * lg * (alpha + beta * s), "bcast-loop", "world", nbytes=s)
-        w.row("series", (8 + 15) * (alpha + beta * s / 2), "chain", "world", nbytes=s)
+            w.row("bcast", k * (alpha + beta * s), m, "world", nbytes=s,
+                  params="root=0;segment=8192;timing=osu" if m == "chain" else "root=0;timing=osu")
+        w.row("series", 8 * lg * (alpha + beta * s), "bcast-loop", "world", nbytes=s, params="messages=8;timing=osu")
+        w.row("series", (8 + 15) * (alpha + beta * s / 2), "chain", "world", nbytes=s,
+              params="messages=8;segment=8192;timing=osu")
     w.extra = {"collectives": {"root": "same", "timing": "osu", "segment": 8192}}
     w.write(d, lib, env)
     # rma: 2 ranks
     w = Writer(label, "rma", 2, 1, seed + 3)
     for op in ("put", "get", "accumulate"):
         for kind in ("latency", "bw"):
+            params = "pairs=one" if kind == "latency" else "epoch-ops=64;pairs=one"
             for s in SIZES[::2]:
                 base = alpha + beta * s
                 for sync, sf in (("fence", 2.0), ("pscw", 1.6), ("lock-exclusive", 1.4), ("lockall-flush", 1.2)):
                     for flav in ("create", "allocate"):
                         if sync == "pscw" and label == "clusterB" and flav == "allocate":
-                            w.row(f"{op}-{kind}", 0, sync, flav, nbytes=s, na="PSCW unsupported on this window")
+                            w.row(f"{op}-{kind}", 0, sync, flav, nbytes=s, na="PSCW unsupported on this window",
+                                  params=params)
                             continue
                         t = base * sf * (0.6 if kind == "bw" else 1.0) * (1.8 if slow and sync == "fence" else 1)
-                        w.row(f"{op}-{kind}", t, sync, flav, nbytes=s, sent=s if kind == "bw" else 0)
+                        w.row(f"{op}-{kind}", t, sync, flav, nbytes=s, sent=s if kind == "bw" else 0, params=params)
                 w.row(f"{op}-{kind}", base * (0.6 if kind == "bw" else 1.0), "sendrecv", "p2p", nbytes=s,
-                      sent=s if kind == "bw" else 0)
+                      sent=s if kind == "bw" else 0, params=params)
     w.write(d, lib, env)
     # threads: one run per level for overhead, plus multiple for the rest
     for lvl, f in (("single", 1.0), ("multiple", 1.3 if slow else 1.15)):
         w = Writer(label, "threads", 2, 1, seed + 4 + (lvl == "multiple"), thread_level=lvl)
         for s in (8, 1024, 65536):
-            w.row("overhead-latency", f * (alpha + beta * s), lvl, "world", nbytes=s, sent=s)
-            w.row("overhead-bw", f * 0.6 * (alpha + beta * s), lvl, "world", nbytes=s, sent=s)
+            w.row("overhead-latency", f * (alpha + beta * s), lvl, "world", nbytes=s, sent=s, params="bind=0")
+            w.row("overhead-bw", f * 0.6 * (alpha + beta * s), lvl, "world", nbytes=s, sent=s,
+                  params="bind=0;window=64")
         if lvl == "multiple":
             for t in (1, 2, 4):
                 for m, mf in (("threads-tags", 1.3), ("threads-comms", 1.15), ("processes", 1.0)):
-                    w.row("latency-mt", mf * (alpha + beta * 8) * (1 + 0.1 * t), m, "world", nbytes=8, threads=t)
+                    w.row("latency-mt", mf * (alpha + beta * 8) * (1 + 0.1 * t), m, "world", nbytes=8, threads=t,
+                          params="bind=0")
                     w.row("bw-mt", mf * 0.6 * (alpha + beta * 65536) * t, m, "world", nbytes=65536, threads=t,
-                          sent=t * 65536)
+                          sent=t * 65536, params="bind=0;window=64")
             for m, v in (("plain", 3e-3), ("comm-thread", 2.2e-3), ("compute-only", 2e-3)):
-                w.row("overlap", v, m, "world", nbytes=1 << 20, threads=2)
+                w.row("overlap", v, m, "world", nbytes=1 << 20, threads=2, params="bind=0;compute-us=0")
         w.write(d / lvl, lib, env)
 
 
@@ -194,8 +214,21 @@ def make_sim() -> None:
     w.write(HERE / "sim", lib, {})
 
 
+def make_equal() -> None:
+    """A halo result whose two methods have identical figures (the same samples): every finding
+    about them must say 'within the noise'; the communicators differ clearly."""
+    lib, env, *_ = LIBS["clusterA"]
+    w = Writer("equal", "halocompare", 4, 1, 77)
+    same = np.sort(w.rng.normal(40e-6, 1.2e-6, 15))
+    for comm, cf in (("world", 1.0), ("evenodd", 1.9)):
+        for m in ("irecv-isend", "persistent"):
+            w.row("halo", 40e-6 * cf, m, comm, 4, 0, 16000, sent=4 * 16000, samples=same * cf)
+    w.write(HERE / "equal", lib, env)
+
+
 if __name__ == "__main__":
     make("clusterA", 10)
     make("clusterB", 20)
     make_sim()
+    make_equal()
     print("fixtures written to", HERE)

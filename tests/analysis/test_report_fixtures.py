@@ -12,44 +12,81 @@ import pytest
 from helpers import FIXTURES, browser_check, cli, cli_proc, copy_fixture
 
 A = str(FIXTURES / "clusterA")
+V1 = str(FIXTURES / "v1" / "clusterA")
 B = str(FIXTURES / "clusterB")
 SIM = str(FIXTURES / "sim")
 
 
 def test_fixtures_follow_the_programs_schema() -> None:
-    """The fixtures are schema-1 files (which mpimb-report still reads)."""
-    from mpimb.schema import previous_columns
+    """The fixtures are schema-2 files, valid against meta.schema.json; fixtures/v1 keeps a schema-1 set."""
+    import jsonschema
+    from mpimb.schema import columns, document, previous_columns
 
     for p in FIXTURES.rglob("*.csv"):
+        v1 = FIXTURES / "v1" in p.parents
         with open(p, newline="") as f:
-            assert next(csv.reader(f)) == previous_columns(1), p
+            assert next(csv.reader(f)) == (previous_columns(1) if v1 else columns()), p
         meta = json.loads(p.with_suffix(".json").read_text())
-        for k in ("schema_version", "run_id", "program", "label", "complete", "simulated", "mpi", "nprocs",
-                  "nnodes", "ppn", "hosts", "ranks", "topology", "compiler", "options", "environment"):
-            assert k in meta, (p, k)
+        assert meta["schema_version"] == (1 if v1 else 2)
+        if not v1:
+            jsonschema.validate(meta, document("meta"))
     labels = {json.loads(p.read_text())["label"] for p in FIXTURES.rglob("*.json")}
-    assert {"clusterA", "clusterB"} <= labels
+    assert {"clusterA", "clusterB", "equal"} <= labels
 
 
 def test_validate_ok(capsys: pytest.CaptureFixture[str]) -> None:
     r = cli("validate", A, B, SIM, capsys=capsys)
     assert r.rc == 0, r.out + r.err
-    assert re.match(r"ok: 14 run\(s\), \d+ row\(s\)", r.out)
+    assert re.match(r"ok: 14 run\(s\), \d+ row\(s\)\n$", r.out)
+
+
+def test_schema_1_still_reads(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A schema-1 set validates, tables and compares against a schema-2 set; a schema-1 row with
+    stop_reason 'verification failed' and no times is a FAILED result, not an error."""
+    assert cli("validate", V1, capsys=capsys).out.startswith("ok: 7 run(s)")
+    t = cli("table", V1, capsys=capsys)
+    assert t.rc == 0 and "Non-periodic mesh, 16000 B per neighbour" in t.out
+    c = cli("compare", V1, A, "-o", str(tmp_path / "c.html"), capsys=capsys)
+    assert c.rc == 0, c.err
+    m = re.search(r"over (\d+) common configurations", (tmp_path / "c.md").read_text())
+    assert m and int(m.group(1)) > 100  # schema-1 rows pair with schema-2 rows where params are empty
+    d = copy_fixture(tmp_path, "v1/clusterA") / "v1/clusterA"
+    f = d / "pingpong-clusterA-np4.csv"
+    lines = f.read_text().splitlines(keepends=True)
+    head = lines[0].rstrip("\n").split(",")
+    cells = lines[2].rstrip("\n").split(",")
+    for col in head:
+        if col.startswith("time_") or col in ("mbps", "iters", "reps"):
+            cells[head.index(col)] = ""
+    cells[head.index("stop_reason")] = "verification failed"
+    cells[head.index("verified")] = "no"
+    lines[2] = ",".join(cells) + "\n"
+    f.write_text("".join(lines))
+    v = cli("validate", str(f), capsys=capsys)
+    assert v.rc == 0 and "FAILED verification: 1 result(s)" in v.out and "pingpong pingping intra 1 B" in v.out
+    t = cli("table", str(f), capsys=capsys)
+    assert t.rc == 0 and t.out.startswith("FAILED verification: 1 result(s)")
+    one_byte = next(ln for ln in t.out.splitlines() if ln.startswith("1 "))
+    assert one_byte.split()[2] == "FAILED"  # columns: latency intra, pingping intra, ...
 
 
 def test_table_halocompare_has_the_talk_shape(capsys: pytest.CaptureFixture[str]) -> None:
     r = cli("table", str(FIXTURES / "clusterA" / "halocompare-clusterA-np16.csv"), capsys=capsys)
     assert r.rc == 0, r.err
     blocks = r.out.split("\n\n")
-    assert blocks[0].startswith("Non-periodic mesh, 16000 B per neighbour: MB/s per process — clusterA")
-    assert blocks[1].startswith("Periodic mesh")
-    lines = blocks[0].splitlines()
+    assert blocks[0].startswith("Findings — clusterA · Open MPI 4.1.4")
+    assert blocks[1].startswith("Non-periodic mesh, 16000 B per neighbour: MB/s per process — clusterA")
+    assert blocks[2].startswith("Non-periodic mesh, one-sided and neighbourhood collectives")
+    assert blocks[3].startswith("Periodic mesh")
+    lines = blocks[1].splitlines()
     assert "4 neighbours" in lines[1] and "8 neighbours" in lines[1]
     assert lines[2].split()[:4] == ["comm", "irecv-send", "irecv-isend", "phased"]
     comms = [ln.split()[0] for ln in lines[4:10]]
     assert comms == ["world", "dup", "evenodd", "cart", "node", "random"]
-    assert "n/a" in blocks[0] and "n/a: needs a cart communicator" in blocks[0]
+    assert "n/a" in blocks[2] and "n/a: needs a cart communicator" in blocks[2]
+    assert "settings (params): assert=none, seed=1, win=allocate" in blocks[2]
     assert "One sender" in r.out
+    assert max(len(ln) for ln in r.out.splitlines()) <= 120
 
 
 def test_table_every_program_and_format(capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,6 +130,8 @@ def test_plot_every_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert f"{want}.png" in names and f"{want}.svg" in names, want
     png = (out / "clusterA-pingpong-np4-latency.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    scaling = (out / "clusterA-halocompare-halo-scaling.svg").read_text()
+    assert "irecv-isend" in scaling  # np16 (2×8) and np64 (8×8): a line per configuration
     svg = (out / "clusterA-pingpong-np4-latency.svg").read_text()
     assert "message size [bytes]" in svg and "clusterA · Open MPI 4.1.4 · 4 ranks" in svg
 
@@ -246,20 +285,129 @@ def test_fixture_generator_is_in_sync(tmp_path: Path) -> None:
     shutil.rmtree(tmp_path / "clusterA")
 
 
-def test_compare_combines_repeated_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A set holding the same configuration twice (two runs) is combined: median time, widened CI."""
+def test_repeated_runs_use_the_newest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A set holding the same configuration twice (two runs) is never merged: the newest run's rows are
+    used, with a warning that names both files."""
     d = tmp_path / "rep"
     d.mkdir()
     src = FIXTURES / "clusterA" / "pingpong-clusterA-np4"
-    for k in ("1", "2"):
-        shutil.copy(src.with_suffix(".csv"), d / f"run{k}.csv")
-        shutil.copy(src.with_suffix(".json"), d / f"run{k}.json")
+    for k, start, scale in (("1", "2026-11-20T12:00:00Z", 1.0), ("2", "2026-11-21T08:00:00Z", 2.0)):
+        lines = src.with_suffix(".csv").read_text().splitlines()
+        head = lines[0].split(",")
+        out = [lines[0]]
+        for ln in lines[1:]:
+            c = ln.split(",")
+            for col in head:
+                if col.startswith(("time_", "rank_")) and c[head.index(col)]:
+                    c[head.index(col)] = f"{float(c[head.index(col)]) * scale:.9g}"
+            c[head.index("run_id")] = f"rep-{k}"
+            out.append(",".join(c))
+        (d / f"run{k}.csv").write_text("\n".join(out) + "\n")
+        meta = json.loads(src.with_suffix(".json").read_text())
+        meta.update(run_id=f"rep-{k}", start_utc=start)
+        (d / f"run{k}.json").write_text(json.dumps(meta))
     ratios = tmp_path / "r.csv"
     r = cli("compare", str(d), B, "-o", str(tmp_path / "c.html"), "--csv", str(ratios), capsys=capsys)
     assert r.rc == 0, r.err
+    warn = [ln for ln in r.err.splitlines() if "measured again" in ln]
+    assert len(warn) == 1 and "run1.csv" in warn[0] and "run2.csv" in warn[0] and "newest run" in warn[0]
     import pandas as pd
 
     w = pd.read_csv(ratios)
     pp = w[w["program"] == "pingpong"]
     assert not pp.duplicated(["test", "method", "comm", "bytes"]).any()
     assert len(pp) == 2 * 5 * 11 + 2 * 12
+    # the newest run's times (twice the first's) are the ones compared
+    lat = pp[(pp["test"] == "latency") & (pp["comm"] == "inter") & (pp["bytes"] == 1)]
+    first = pd.read_csv(src.with_suffix(".csv"))
+    t1 = first[(first["test"] == "latency") & (first["comm"] == "inter") & (first["bytes"] == 1)]["time_median_s"]
+    assert float(lat["t@clusterA"].iloc[0]) == pytest.approx(2 * float(t1.iloc[0]), rel=1e-6)
+    t = cli("table", str(d), capsys=capsys)
+    assert "measured again" in t.err and t.out.count("pingpong: latency") == 1
+
+
+def test_findings_call_an_equal_pair_noise(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Two methods with identical figures: the finding says 'within the noise'; the orderings, which differ
+    well outside their CIs, are called."""
+    r = cli("table", str(FIXTURES / "equal"), capsys=capsys)
+    text = r.out.split("\n\n")[0].replace("\n  ", " ")
+    assert ("Halo 4-nbr non-periodic, 16000 B, world: the methods are within the noise (95 % CIs overlap; "
+            "irecv-isend 1605 MB/s to persistent 1605 MB/s).") in text
+    assert re.search(r"Rank ordering, .* world is the best communicator at 1605 MB/s, 1\.90× the worst, evenodd at "
+                     r"845\.0 MB/s — outside the noise", text)
+    out = tmp_path / "r.html"
+    assert cli("report", str(FIXTURES / "equal"), "-o", str(out), capsys=capsys).rc == 0
+    assert "the methods are within the noise" in out.read_text()
+
+
+def test_compare_with_the_published_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """compare SET reference/gropp-lusk prints the machines × orderings table (stdout, HTML, Markdown)."""
+    from helpers import ROOT
+
+    ref = ROOT / "reference" / "gropp-lusk"
+    out = tmp_path / "c.html"
+    r = cli("compare", A, str(ref), "-o", str(out), capsys=capsys)
+    assert r.rc == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0] == "Cross-system: halo irecv-isend, 4 neighbours, non-periodic — MB/s per process by rank ordering"
+    assert lines[1].split() == ["machine", "ranks", "bytes/nbr", "world", "evenodd", "cart", "one-sender",
+                                "one-sender/world"]
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("MB/s per process"))
+    assert [ln.split()[0] for ln in lines[3:end]] == ["clusterA", "clusterA", "BGL-co-processor", "BGL-virtual-node",
+                                                      "Cray-XT3", "Cray-XT4", "Cray-XT4-SN"]  # np16 and np64
+    body = {ln.split()[0]: ln for ln in lines[3:5][:1] + lines[5:end]}
+    # the published figures, as in the talk: XT4 world/evenodd/cart 153/126/137, one sender 1634
+    assert body["Cray-XT4"].split()[-6:] == ["16000", "153.0", "126.0", "137.0", "1634", "10.68"]
+    assert "[PUBLISHED]" in body["Cray-XT4"] and "†" in body["BGL-co-processor"]
+    assert body["clusterA"].split()[1:3] == ["16", "(2×8)"]
+    page, md = out.read_text(), out.with_suffix(".md").read_text()
+    assert 'class="banner published"' in page and "PUBLISHED FIGURES" in page and "Machines × rank orderings" in md
+    r = cli("compare", A, str(ref), "-o", str(out), "--neighbors", "8", "--periodic", "yes", "--method", "irecv-send",
+            capsys=capsys)
+    assert r.out.startswith("Cross-system: halo irecv-send, 8 neighbours, periodic")
+    assert next(ln for ln in r.out.splitlines() if ln.startswith("Cray-XT3")).split()[-6:-2] == \
+        ["16000", "97.00", "91.00", "111.0"]
+
+
+def test_reference_set_is_published_and_consistent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """reference/gropp-lusk validates as schema 2, says it is published, its times are bytes sent / rate,
+    and convert.py rebuilds exactly the committed files from the figures they carry."""
+    import importlib.util
+
+    import pandas as pd
+    from helpers import ROOT
+
+    ref = ROOT / "reference" / "gropp-lusk"
+    v = cli("validate", str(ref), capsys=capsys)
+    assert v.rc == 0 and v.out.startswith("ok: 5 run(s), 134 row(s)")
+    trans = []
+    for p in sorted(ref.glob("*.csv")):
+        meta = json.loads(p.with_suffix(".json").read_text())
+        assert meta["source"] == "published" and "Gropp" in meta["reference"]["citation"]
+        d = pd.read_csv(p, keep_default_na=False)
+        assert set(d["stop_reason"]) == {"published"} and (d["time_ci_lo_s"] == "").all()
+        sent = d["neighbors"] * d["bytes"]
+        assert ((sent / d["time_median_s"] / 1e6 - d["mbps"]).abs() < 1e-6 * d["mbps"]).all()
+        for r in d.itertuples():
+            one = r.test == "one-sender"
+            trans.append({"machine": meta["reference"]["machine"], "mode": meta["reference"]["mode"] or "",
+                          "nprocs": "" if one else r.nprocs, "count_doubles": "" if one else r.bytes // 8,
+                          "periodic": {"0": "no", "1": "yes", "": "unknown"}[str(r.periodic)],
+                          "neighbors": r.neighbors, "comm": r.comm, "method": "one-sender" if one else r.method,
+                          "mbps": r.mbps})
+    # the committed transcription carries exactly the figures of the committed files
+    src = ROOT / "reference" / "sources" / "gropp-lusk-halo-tables.csv"
+    kept = pd.read_csv(src, keep_default_na=False, dtype=str)
+    mine = pd.DataFrame(trans).astype(str)
+    key = ["machine", "mode", "neighbors", "comm", "method", "periodic"]
+    both = kept.merge(mine, on=key, suffixes=("", "_file"))
+    assert len(both) == len(kept) == len(mine)
+    assert (both["mbps"].astype(float) == both["mbps_file"].astype(float)).all()
+    spec = importlib.util.spec_from_file_location("convert", ref / "convert.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    (tmp_path / "out").mkdir()
+    mod.convert(src, tmp_path / "out")
+    for p in ref.glob("halocompare-*"):
+        assert (tmp_path / "out" / p.name).read_text() == p.read_text(), p.name

@@ -76,6 +76,8 @@ def test_plot(real: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "ompi-halocompare-np4-halo-periodic-16000.png" in names
     assert "ompi-halocompare-np4-halo-periodic-16000.svg" in names
     assert "ompi-halocompare-halo-scaling.png" in names  # np2 and np4
+    scaling = (out / "ompi-halocompare-halo-scaling.svg").read_text()
+    assert "irecv-isend" in scaling and "sendrecv" in scaling, "a line per configuration at both sizes"
     if "pingpong" in programs(real["ompi"]):
         assert "ompi-pingpong-np2-latency.png" in names
 
@@ -105,7 +107,7 @@ def test_compare_openmpi_mpich(real: dict[str, Path], tmp_path: Path, capsys: py
     assert re.search(r"mpich vs ompi: over \d+ common configurations", md)  # the np2 halo rows
     assert "| MPI library **(differs)** | Open MPI" in md
     page = out.read_text()
-    assert "halocompare halo: time, and ratio to ompi" in page
+    assert "halocompare halo: values side by side, and time ratio to ompi" in page
     ok, bad, std, _ = browser_check(out, tmp_path)
     assert bad == 0 and ok == page.count("<img ") and std > 0.05
 
@@ -120,3 +122,64 @@ def test_model(real: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> Non
         r = cli("model", str(d), "--alpha", "0.5", "--bandwidth", "10000", capsys=capsys)
         assert r.rc == 0, r.err
     assert "Halo exchange, ompi, 4 ranks, comm world: measured / predicted" in r.out
+
+
+HALO = re.compile(r"^Halo (\d)-nbr (non-periodic|periodic), 16000 B, (\w+): (\S+) is the best method at ([\d.]+) MB/s, "
+                  r"([\d.]+)× the worst, (\S+) at ([\d.]+) MB/s — outside the noise")
+ORDER = re.compile(r"^Rank ordering, halo (\d)-nbr (non-periodic|periodic), 16000 B with (\S+): (\w+) is the best "
+                   r"communicator at ([\d.]+) MB/s, ([\d.]+)× the worst, (\w+) at ([\d.]+) MB/s — outside the noise")
+
+
+def test_report_opens_with_findings_that_match_the_csv(real: dict[str, Path], tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A default-shaped halocompare run (every method, communicator and stencil; --quick): the report's
+    first section is the findings, and the numbers in them are the CSV's."""
+    import html as html_mod
+
+    import pandas as pd
+    from mpimb.tables import fmt
+
+    csv_path = real["ompi"] / "halocompare-np4.csv"
+    out = tmp_path / "r.html"
+    assert cli("report", str(csv_path), "-o", str(out), capsys=capsys).rc == 0
+    page = out.read_text()
+    assert page.index('<section id="findings">') < page.index("<section>"), "findings come first"
+    items = [html_mod.unescape(x) for x in re.findall(r"<li>(.*?)</li>", page[page.index('id="findings"'):
+                                                                               page.index("<section>")])]
+    assert len(items) >= 3
+    rows = pd.read_csv(csv_path, keep_default_na=False)
+    halo = rows[(rows["test"] == "halo") & (rows["stop_reason"].isin(["ci", "max-reps", "budget"]))]
+
+    def row(n: str, per: str, comm: str, method: str) -> pd.Series:
+        r = halo[(halo["neighbors"] == int(n)) & (halo["periodic"] == (per == "periodic")) &
+                 (halo["comm"] == comm) & (halo["method"] == method)]
+        assert len(r) == 1, (n, per, comm, method)
+        return r.iloc[0]
+
+    checked = 0
+    for s in items:
+        m, o = HALO.match(s), ORDER.match(s)
+        if m:
+            n, per, comm, best, vb, ratio, worst, vw = m.groups()
+            a, b = row(n, per, comm, best), row(n, per, comm, worst)
+            mine = halo[(halo["neighbors"] == int(n)) & (halo["periodic"] == (per == "periodic")) &
+                        (halo["comm"] == comm)]
+            assert float(a["mbps"]) == mine["mbps"].max() and float(b["mbps"]) == mine["mbps"].min()
+        elif o:
+            n, per, method, best, vb, ratio, worst, vw = o.groups()
+            comms = halo[(halo["neighbors"] == int(n)) & (halo["periodic"] == (per == "periodic")) &
+                         (halo["method"] == method)]
+            a = comms.loc[comms["mbps"].idxmax()]
+            b = comms.loc[comms["mbps"].idxmin()]
+            assert (a["comm"], b["comm"]) == (best, worst)
+        else:
+            continue
+        assert (vb, vw) == (fmt(a["mbps"]), fmt(b["mbps"]))
+        assert ratio == f"{a['mbps'] / b['mbps']:.2f}"
+        # called a difference only where the CIs do not overlap
+        assert a["time_ci_hi_s"] < b["time_ci_lo_s"] or b["time_ci_hi_s"] < a["time_ci_lo_s"]
+        checked += 1
+    noise = [s for s in items if "within the noise" in s]
+    assert checked + len(noise) >= 3, items
+    t = cli("table", str(csv_path), capsys=capsys)
+    assert t.out.startswith("Findings — ompi · Open MPI")

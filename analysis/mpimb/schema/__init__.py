@@ -1,11 +1,17 @@
 """The one definition of the results format: the JSON Schema files beside this
 module (results.schema.json for the CSV columns, meta.schema.json for the JSON
 metadata, raw.schema.json for --raw files).  The C writer, this package's
-loader and the tests are all checked against them (tests/test_schema.py)."""
+loader and the tests are all checked against them (tests/test_schema.py).
+
+Everything the loader knows about a column (name, type, whether it may be
+empty, its vocabulary, its minimum, whether it identifies a measurement)
+comes from here; nothing is typed twice."""
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -21,14 +27,21 @@ def document(name: str) -> dict[str, Any]:
     return doc
 
 
-def columns(name: str = "results") -> list[str]:
+def specs(name: str = "results", doc: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The column definitions of a CSV format, in order."""
+    items: list[dict[str, Any]] = (doc or document(name))["prefixItems"]
+    return items
+
+
+def columns(name: str = "results", doc: dict[str, Any] | None = None) -> list[str]:
     """Column names of a CSV format, in order."""
-    return [c["title"] for c in document(name)["prefixItems"]]
+    return [c["title"] for c in specs(name, doc)]
 
 
-def _types(name: str) -> dict[str, set[str]]:
+def types(name: str = "results", doc: dict[str, Any] | None = None) -> dict[str, set[str]]:
+    """Column -> its JSON types ('string', 'integer', 'number', 'null')."""
     out = {}
-    for c in document(name)["prefixItems"]:
+    for c in specs(name, doc):
         t = c["type"]
         out[c["title"]] = {t} if isinstance(t, str) else set(t)
     return out
@@ -36,15 +49,87 @@ def _types(name: str) -> dict[str, set[str]]:
 
 def typed_columns(kind: str, name: str = "results") -> list[str]:
     """Columns whose cells are kind ('string', 'integer' or 'number')."""
-    return [c for c, t in _types(name).items() if kind in t]
+    return [c for c, t in types(name).items() if kind in t]
 
 
-def key_columns() -> list[str]:
+def key_columns(doc: dict[str, Any] | None = None) -> list[str]:
     """The columns that identify a measurement (x-key): never merged across."""
-    return [c["title"] for c in document("results")["prefixItems"] if c.get("x-key")]
+    return [c["title"] for c in specs("results", doc) if c.get("x-key")]
+
+
+def required_columns(name: str = "results") -> list[str]:
+    """Columns that may not be empty: strings with minLength >= 1, numbers that may not be null."""
+    return [c["title"] for c in specs(name)
+            if ("string" in types(name)[c["title"]] and c.get("minLength", 0) >= 1)
+            or ("string" not in types(name)[c["title"]] and "null" not in types(name)[c["title"]])]
+
+
+def spec(column: str, name: str = "results") -> dict[str, Any]:
+    return next(c for c in specs(name) if c["title"] == column)
+
+
+def vocabulary(column: str) -> tuple[list[Any], list[str]]:
+    """(allowed values, allowed patterns) of a column: its enum, or the enums and
+    patterns of its anyOf branches; ([], []) when the column takes anything."""
+    s = spec(column)
+    branches = s.get("anyOf", [s])
+    values = [v for b in branches for v in b.get("enum", [])]
+    patterns = [b["pattern"] for b in branches if "pattern" in b and "enum" not in b]
+    return values, patterns
 
 
 def previous_columns(version: int) -> list[str]:
     """The columns of an older schema version (results CSV)."""
     cols: list[str] = document("results")["x-previous-versions"][str(version)]["columns"]
     return cols
+
+
+def columns_of(version: int) -> list[str]:
+    return columns() if version == SCHEMA_VERSION else previous_columns(version)
+
+
+def readable_versions() -> tuple[int, ...]:
+    return (*sorted(int(v) for v in document("results")["x-previous-versions"]), SCHEMA_VERSION)
+
+
+def meta_document(version: int) -> dict[str, Any]:
+    """meta.schema.json for a readable version (older versions differ only in their number)."""
+    doc = document("meta")
+    if version == SCHEMA_VERSION:
+        return doc
+    old = copy.deepcopy(doc)
+    old["properties"]["schema_version"] = {"const": version}
+    return old
+
+
+# ------------------------------------------------------------------ params
+
+PARAMS_RE = re.compile(spec("params")["pattern"])
+
+
+def params_problem(value: str) -> str | None:
+    """None if value is a canonical params field, else what is wrong with it."""
+    if not PARAMS_RE.match(value):
+        for pair in value.split(";"):
+            k, eq, _ = pair.partition("=")
+            if not eq:
+                return f"'{pair}' is not key=value"
+            if not k:
+                return f"'{pair}' has an empty key"
+            if "=" in pair[len(k) + 1:]:
+                return f"'{pair}' has more than one '='"
+        return "keys are letters, digits, '_', '.', '-' (pairs joined by ';')"
+    if not value:
+        return None
+    keys = [p.split("=", 1)[0] for p in value.split(";")]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        return f"key '{dup[0]}' appears more than once"
+    if keys != sorted(keys):
+        return f"keys not sorted ({', '.join(keys)}): canonical params are sorted by key"
+    return None
+
+
+def parse_params(value: str) -> dict[str, str]:
+    """A canonical params field as a dict (call params_problem first)."""
+    return dict(p.split("=", 1) for p in value.split(";")) if value else {}

@@ -1,0 +1,142 @@
+"""What identifies a measurement, and what to do when one is there twice.
+
+KEYS are the schema's x-key columns (program, test, method, comm, neighbors,
+periodic, bytes, nprocs, nnodes, ppn, threads, thread_level, params): two rows
+that measure different things differ in at least one of them, so every table,
+plot, comparison and model groups by all of them and never merges across them.
+A machine is a (label, MPI library) pair; within one machine a key that occurs
+in more than one run is a repeated run, and the rule is: **the newest run's
+row is used** (by the run's start time, then its run_id), with a warning that
+names the files.  Nothing is ever averaged across runs."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from . import schema
+from .load import Run, frame
+
+KEYS = schema.key_columns()
+MACHINE = ["label", "library"]
+# Key columns that are the same on every row of a run (a run is one program on one layout).
+PER_RUN = [k for k in ("program", "nprocs", "nnodes", "ppn", "thread_level") if k in KEYS]
+RULE = "the newest run's rows are used (docs/report.md, 'Repeated runs')"
+
+
+def _num(v: Any) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def describe(row: pd.Series | dict[str, Any], with_layout: bool = True) -> str:
+    """'halocompare halo irecv-isend world 4-nbr non-periodic 16000 B np4 (1×4) [root=0]'."""
+    r = row
+    parts = [str(r.get("program", "")), str(r.get("test", "")), str(r.get("method", "")), str(r.get("comm", ""))]
+    n = _num(r.get("neighbors"))
+    if math.isfinite(n) and n >= 0:
+        parts.append(f"{int(n)}-nbr")
+    p = _num(r.get("periodic"))
+    if math.isfinite(p) and p >= 0:
+        parts.append("periodic" if p == 1 else "non-periodic")
+    t = _num(r.get("threads"))
+    if math.isfinite(t) and t > 1:
+        parts.append(f"{int(t)} threads")
+    b = _num(r.get("bytes"))
+    if math.isfinite(b) and b >= 0:
+        parts.append(f"{int(b)} B")
+    if with_layout:
+        np_ = _num(r.get("nprocs"))
+        if math.isfinite(np_):
+            parts.append(f"np{int(np_)}")
+        nn, ppn = _num(r.get("nnodes")), _num(r.get("ppn"))
+        if math.isfinite(nn) and math.isfinite(ppn) and nn > 0:
+            parts.append(f"({int(nn)} node{'s' if nn != 1 else ''} × {int(ppn)})")
+    if r.get("params"):
+        parts.append(f"[{r['params']}]")
+    return " ".join(x for x in parts if x)
+
+
+def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """df without the rows a newer run measured again (same scope + KEYS), and one warning
+    per pair of files involved.  scope: the columns that make a machine (default label,
+    library; compare adds its set)."""
+    scope = scope or MACHINE
+    if df.empty:
+        return df, []
+    runs = df.drop_duplicates("run_id")[["run_id", *scope, *PER_RUN]]
+    shared = runs.duplicated([*scope, *PER_RUN], keep=False)
+    if not shared.any():  # the usual case: no two runs of one machine share a layout
+        return df, []
+    cand = df[df["run_id"].isin(runs.loc[shared, "run_id"])]
+    order = cand.sort_values(["start_utc", "run_id"], ascending=False, kind="stable")
+    dropped = order.duplicated([*scope, *KEYS], keep="first")
+    if not dropped.any():
+        return df, []
+    kept_file = order.groupby([*scope, *KEYS], dropna=False, sort=False)["file"].transform("first")
+    gone = order[dropped].assign(kept=kept_file[dropped])
+    warns = []
+    for (old, new), g in gone.groupby(["file", "kept"], sort=True):
+        v1 = bool((g["schema"] == 1).any()) or bool((order.loc[order["file"] == new, "schema"] == 1).any())
+        warns.append(f"{old}: {len(g)} configuration(s) measured again by {new} (e.g. {describe(g.iloc[0])}): "
+                     f"{RULE}" + ("; schema-1 files carry no params, so the runs may differ in settings their "
+                                  "rows cannot show" if v1 else ""))
+    return df.drop(index=gone.index), warns
+
+
+def param_split(params: pd.Series) -> tuple[pd.Series, dict[str, str]]:
+    """(per row the pairs whose key takes more than one value in params, 'key=value;...';
+    the pairs that never vary: key -> value).  Works on the distinct values only."""
+    uniq = [str(u) for u in params.unique()]
+    parsed = {u: schema.parse_params(u) for u in uniq}
+    values: dict[str, set[str]] = {}
+    for d in parsed.values():
+        for k, v in d.items():
+            values.setdefault(k, set()).add(v)
+    varying = {k for k, vs in values.items() if len(vs) > 1}
+    part = {u: ";".join(f"{k}={v}" for k, v in d.items() if k in varying) for u, d in parsed.items()}
+    constant = {k: next(iter(vs)) for k, vs in sorted(values.items()) if k not in varying}
+    return params.map(part).fillna("").astype(str), constant
+
+
+def params_note(constant: dict[str, str]) -> str:
+    """'settings: root=0, timing=osu' for a table's notes (empty when there are none)."""
+    return ("settings (params): " + ", ".join(f"{k}={v}" for k, v in constant.items())) if constant else ""
+
+
+def failed(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose verification failed (FAILED results)."""
+    return df[df["failed"].to_numpy(bool)] if "failed" in df else df.iloc[0:0]
+
+
+def failed_lines(df: pd.DataFrame, limit: int = 8) -> tuple[int, list[str]]:
+    """(how many rows FAILED verification, the first limit of them described, with label and file)."""
+    f = failed(df)
+    names = [f"{describe(r)} — {r['label']} ({r['file']})" for _, r in f.head(limit).iterrows()]
+    return len(f), names
+
+
+def failed_banner(df: pd.DataFrame, limit: int = 8) -> str:
+    """'FAILED verification: N result(s) ...:' and one indented line per result (empty when none)."""
+    n, names = failed_lines(df, limit)
+    if not n:
+        return ""
+    lines = [(f"FAILED verification: {n} result(s) failed their data check (the data received was wrong; "
+             "shown as FAILED):")] + [f"  {x}" for x in names]
+    if n > len(names):
+        lines.append(f"  ... and {n - len(names)} more")
+    return "\n".join(lines)
+
+
+def prepared(runs: list[Run]) -> tuple[pd.DataFrame, list[str]]:
+    """frame(runs) with repeated runs resolved (the newest run's rows), and the warnings saying so;
+    runs from a Slurm sweep carry their layout (nodes x ranks per node)."""
+    from .layouts import annotate  # layouts builds on the tables, which use this module
+
+    annotate(runs)
+    return resolve_duplicates(frame(runs))
