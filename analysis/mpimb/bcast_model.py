@@ -146,8 +146,7 @@ def bcast_tables(df: pd.DataFrame, fitted: pd.DataFrame, col: str) -> list[Table
     (on world and its duplicate: the other communicators have other sizes)."""
     from .model import pick
 
-    failed = df["failed"] if "failed" in df else False
-    rows = df[(df["program"] == "collectives") & ~df["na"] & ~failed & df["comm"].isin(["world", "dup"])]
+    rows = df[(df["program"] == "collectives") & ~df["na"] & ~df["failed"] & df["comm"].isin(["world", "dup"])]
     out: list[Table] = []
     # one table per machine and layout; within it every key is one row (repeated runs were resolved upstream)
     for key, g in rows.groupby(["label", "library", "nprocs", "nnodes", "ppn"], sort=True, dropna=False):
