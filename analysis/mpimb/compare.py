@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from . import crosssystem
-from .keys import KEYS, failed_banner, resolve_duplicates
+from .keys import KEYS, failed_banner, resolve_duplicates, split_sync
 from .load import Run, frame, groups, short_library
 from .plots import Plot, compare_plots
 from .report import banners, esc, html_page, img, meta_table
@@ -64,7 +64,7 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     machines = pd.Categorical(d["machine"], categories=list(d["machine"].unique()))  # in set order
     return pd.DataFrame({"set": machines, **{k: d[k] for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
                          "hi": d["time_ci_hi_s"], "na": d["na"], "failed": d["failed"], "sent": d["sent_bytes"],
-                         "source": crosssystem.sources(d)})
+                         "source": crosssystem.sources(d), "sync": d["sync"]})
 
 
 def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
@@ -78,7 +78,7 @@ def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
 def ratios(pf: pd.DataFrame, names: list[str]) -> pd.DataFrame:
     """Wide frame from plot_frame's rows: key, value/t/lo/hi/na/failed per machine, and ratio/rlo/rhi/sig per
     non-reference machine.  Keys are matched through one integer id per distinct key (fast joins)."""
-    cols = ["value", "t", "lo", "hi", "na", "failed"]
+    cols = ["value", "t", "lo", "hi", "na", "failed", "sync"]
     kid = pf.groupby(KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     first = np.unique(kid, return_index=True)[1]
     out = pf.iloc[first][[*KEY, "unit"]].set_axis(kid[first])
@@ -97,6 +97,8 @@ def ratios(pf: pd.DataFrame, names: list[str]) -> pd.DataFrame:
         out[f"rlo@{n}"] = lo.where(ok)
         out[f"rhi@{n}"] = hi.where(ok)
         out[f"sig@{n}"] = ok & ((out[f"rhi@{n}"] < 1) | (out[f"rlo@{n}"] > 1))
+        sa, sn = out[f"sync@{A}"].fillna(""), out[f"sync@{n}"].fillna("")
+        out[f"syncdiff@{n}"] = ok & (sa != "") & (sn != "") & (sa != sn)
     return out.reset_index(drop=True)
 
 
@@ -129,11 +131,11 @@ def variant_name(row: pd.Series) -> str:
     return " ".join(parts)
 
 
-def ratio_cell(r: float, lo: float, hi: float, sig: bool) -> str:
+def ratio_cell(r: float, lo: float, hi: float, sig: bool, syncdiff: bool = False) -> str:
     if not math.isfinite(r):
         return ""
     mark = ("↓" if r < 1 else "↑") + f"{r:.3g}*" if sig else f"{r:.3g}"
-    return mark
+    return mark + ("§" if syncdiff else "")
 
 
 def ci_cell(lo: float, hi: float) -> str:
@@ -179,10 +181,15 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
             row = [variant_name(r) or "—", fmt_bytes(r["bytes"]) if r["bytes"] >= 0 else ""]
             row += [value_cell(r[f"value@{n}"], r[f"na@{n}"], r[f"failed@{n}"]) for n in names]
             for n in names[1:]:
-                row += [ratio_cell(r[f"ratio@{n}"], r[f"rlo@{n}"], r[f"rhi@{n}"], bool(r[f"sig@{n}"])),
+                row += [ratio_cell(r[f"ratio@{n}"], r[f"rlo@{n}"], r[f"rhi@{n}"], bool(r[f"sig@{n}"]),
+                                   bool(r[f"syncdiff@{n}"])),
                         ci_cell(r[f"rlo@{n}"], r[f"rhi@{n}"])]
             rows.append(row)
         notes = []
+        if any(bool(g[f"syncdiff@{n}"].any()) for n in names[1:]):
+            notes.append("§: the two machines started this test's repetitions differently (sync=window on one, "
+                         "barrier on the other, as each run's clocks allowed): the barrier-started time includes "
+                         "the barrier's exit skew (docs/measurement.md).")
         if n_all > max_rows:
             notes.append(f"{max_rows} of {n_all} configurations shown (FAILED, significant and largest differences "
                          f"first); --csv FILE writes every ratio.")
@@ -272,6 +279,7 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
             r.rows["machine"] = machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))]
         parts.append(frame(runs))
     df, dup = resolve_duplicates(pd.concat(parts, ignore_index=True), ["machine"])
+    df = split_sync(df)  # machines that started repetitions differently still meet (marked §)
     warns = warns + dup
     pf = plot_frame(aggregate(df, stat))
     w = ratios(pf, names)

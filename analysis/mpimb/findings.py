@@ -19,6 +19,7 @@ Per machine (label, MPI library) and process layout:
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,19 @@ def verdict(a: pd.Series, b: pd.Series) -> str:
     if not all(math.isfinite(x) for x in (lo_a, hi_a, lo_b, hi_b)):
         return "unjudged"
     return "called" if hi_a < lo_b or hi_b < lo_a else "noise"
+
+
+def _sync(r: pd.Series) -> str:
+    m = re.search(r"(?:^|;)sync=([^;]*)", str(r.get("params", "")))
+    return m.group(1) if m else ""
+
+
+def _started(a: pd.Series, b: pd.Series, a_name: str, b_name: str) -> str:
+    """' (repetitions started differently: ...)' where the harness chose other starts for a and b."""
+    sa, sb = _sync(a), _sync(b)
+    if not sa or not sb or sa == sb:
+        return ""
+    return f" (repetitions started differently: {a_name} by {sa}, {b_name} by {sb}; docs/measurement.md)"
 
 
 def _mbps(r: pd.Series) -> str:
@@ -82,12 +96,14 @@ def _spread(what: str, best: pd.Series, worst: pd.Series, col: str, value: Calla
     """'{what}: X is the fastest ... , 1.87× the slowest, Y at ...' or the within-the-noise form."""
     v = verdict(best, worst)
     a, b = _name(best, col), _name(worst, col)
+    started = _started(best, worst, a, b)
     if v == "called":
         return (f"{what}: {a} is the best {kind} at {value(best)}, {ratio:.2f}× the worst, {b} at {value(worst)} "
-                f"— {CALLED}.")
+                f"— {CALLED}{started}.")
     if v == "noise":
-        return f"{what}: the {kind}s are {NOISE[:-1]}; {a} {value(best)} to {b} {value(worst)})."
-    return f"{what}: best {kind} {a} at {value(best)}, worst {b} at {value(worst)}, {ratio:.2f}× — {UNJUDGED}."
+        return f"{what}: the {kind}s are {NOISE[:-1]}; {a} {value(best)} to {b} {value(worst)}){started}."
+    return (f"{what}: best {kind} {a} at {value(best)}, worst {b} at {value(worst)}, {ratio:.2f}× — "
+            f"{UNJUDGED}{started}.")
 
 
 def _pair(what: str, a: pd.Series, b: pd.Series, a_name: str, b_name: str, value: Callable[[pd.Series], str],
@@ -95,7 +111,8 @@ def _pair(what: str, a: pd.Series, b: pd.Series, a_name: str, b_name: str, value
     """'{what}: A x against B y: ratio r — outside/within the noise.'"""
     v = verdict(a, b)
     tail = CALLED if v == "called" else NOISE if v == "noise" else UNJUDGED
-    return f"{what}: {a_name} {value(a)} against {b_name} {value(b)}; {ratio_name} = {ratio:.2f} — {tail}."
+    started = _started(a, b, a_name, b_name)
+    return f"{what}: {a_name} {value(a)} against {b_name} {value(b)}; {ratio_name} = {ratio:.2f} — {tail}{started}."
 
 
 def _ratio(a: float, b: float) -> float:

@@ -74,7 +74,8 @@ def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tupl
     if not shared.any():  # the usual case: no two runs of one machine share a layout
         return df, []
     cand = df[df["run_id"].isin(runs.loc[shared, "run_id"])]
-    order = cand.sort_values(["start_utc", "run_id"], ascending=False, kind="stable")
+    # a run's start synchronisation is its harness's choice, not another configuration (split_sync)
+    order = split_sync(cand).sort_values(["start_utc", "run_id"], ascending=False, kind="stable")
     dropped = order.duplicated([*scope, *KEYS], keep="first")
     if not dropped.any():
         return df, []
@@ -89,6 +90,24 @@ def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tupl
     return df.drop(index=gone.index), warns
 
 
+SYNC_PAIR = r"(?:^|;)sync=([^;]*)"
+
+
+def split_sync(df: pd.DataFrame) -> pd.DataFrame:
+    """df with the start synchronisation taken out of params into a column `sync`.
+
+    How a test's repetitions start (sync=window|barrier) is the harness's choice per run
+    (docs/measurement.md): window where the clocks agree well enough, else barrier.  Rows of
+    different runs (machines, process counts) that differ only in it measure the same operation
+    and are matched by comparisons and scaling plots, which mark the pairs whose sync differs
+    (a barrier-started figure includes the barrier's exit skew)."""
+    if df.empty or "params" not in df:
+        return df.assign(sync="")
+    p = df["params"].astype(str)
+    return df.assign(sync=p.str.extract(SYNC_PAIR, expand=False).fillna(""),
+                     params=p.str.replace(r"(^|;)sync=[^;]*", "", regex=True).str.lstrip(";"))
+
+
 def param_split(params: pd.Series) -> tuple[pd.Series, dict[str, str]]:
     """(per row the pairs whose key takes more than one value in params, 'key=value;...';
     the pairs that never vary: key -> value).  Works on the distinct values only."""
@@ -98,9 +117,10 @@ def param_split(params: pd.Series) -> tuple[pd.Series, dict[str, str]]:
     for d in parsed.values():
         for k, v in d.items():
             values.setdefault(k, set()).add(v)
-    varying = {k for k, vs in values.items() if len(vs) > 1}
+    # how repetitions started is the harness's choice per test (split_sync): a note, never a variant
+    varying = {k for k, vs in values.items() if len(vs) > 1 and k != "sync"}
     part = {u: ";".join(f"{k}={v}" for k, v in d.items() if k in varying) for u, d in parsed.items()}
-    constant = {k: next(iter(vs)) for k, vs in sorted(values.items()) if k not in varying}
+    constant = {k: "|".join(sorted(vs)) for k, vs in sorted(values.items()) if k not in varying}
     return params.map(part).fillna("").astype(str), constant
 
 

@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter
 
-from .keys import resolve_duplicates
+from .keys import resolve_duplicates, split_sync
 from .load import groups
 from .tables import fmt, fmt_bytes, heat_colour, is_rate, with_values, with_variant
 
@@ -324,7 +324,8 @@ def overhead_bars(g: pd.DataFrame, title: str, name: str) -> Plot | None:
 def scaling(d: pd.DataFrame, stat: str) -> list[Plot]:
     """value vs ranks for keys measured at several process counts (one plot per program/test)."""
     out: list[Plot] = []
-    d = d[~d["na"] & ~d["failed"]]
+    # a run's start synchronisation (sync=window|barrier, chosen per run) does not split a line
+    d, _ = with_variant(split_sync(d[~d["na"] & ~d["failed"]]))
     many_libs = d.groupby("label")["library"].nunique()
     for (label, lib, prog, test), g in groups(d, ["label", "library", "program", "test"]):
         if g["nprocs"].nunique() < 2:

@@ -429,7 +429,7 @@ def pingpong_tables(d: pd.DataFrame, ctx: str) -> list[Table]:
 
 
 def collectives_tables(d: pd.DataFrame, ctx: str) -> list[Table]:
-    rows = ["test", "method", "comm", "params"]
+    rows = ["test", "method", "comm", "variant"]  # variant: the params that differ (pivot)
     out = [pivot(d, rows, ["bytes"], f"collectives: time per call in µs, columns = bytes — {ctx}",
                  unit_in_header=False)]
     agg = d[d["agg_mbps"] > 0]  # its median-time figure, scaled like mbps for --stat min
