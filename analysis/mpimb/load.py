@@ -280,8 +280,8 @@ def check_rows(path: Path, df: pd.DataFrame) -> list[str]:
         report(measured & ci & ~ci_ok, "confidence interval does not contain the median")
     for c in ("nprocs", "iters", "reps"):
         report(measured & (df[c] < 1) if c != "nprocs" else df[c] < 1, f"column '{c}' must be >= 1")
-    report(df["neighbors"].notna() & ~df["neighbors"].isin([4, 8]) & (df["program"] == "halocompare"),
-           "halocompare neighbors must be 4 or 8")
+    report(df["neighbors"].notna() & ~df["neighbors"].isin([2, 4, 6, 8, 26]) & (df["program"] == "halocompare"),
+           "halocompare neighbors must be 2, 4, 6, 8 or 26")
     report(df["periodic"].notna() & ~df["periodic"].isin([0, 1]), "periodic must be 0 or 1")
     report(df["bytes"] < 0, "bytes is negative")
     for c in ("run_id", "program", "label", "nprocs"):
