@@ -17,10 +17,10 @@ CASES = [
     (["--count"], "--count needs a value"),
     (["--methods", "bogus"], "--methods: unknown value 'bogus'"),
     (["--comms", "world,nope"], "--comms: unknown value 'nope'"),
-    (["--neighbors", "6"], "--neighbors: unknown value '6'"),
+    (["--neighbors", "5"], "--neighbors: unknown value '5'"),
     (["--periodic", "maybe"], "--periodic: unknown value 'maybe'"),
-    (["--sizes", "1:8"], "--sizes does not apply to halocompare"),
-    (["-m", "1:8"], "--sizes does not apply to halocompare"),
+    (["--dims", "4"], "--dims must be an integer from 1 to 3, got '4'"),
+    (["--dims", "0"], "--dims must be an integer from 1 to 3, got '0'"),
     (["--root", "3"], "unrecognized option '--root'"),
     (["--reps", "0"], "--reps must be a positive integer"),
     (["--reps", "50", "--max-reps", "10"], "--max-reps (10) must be at least --reps (50)"),
@@ -32,6 +32,11 @@ CASES = [
     (["extra"], "unexpected argument 'extra'"),
     (["-o", "/nonexistent/dir/x.csv"], "cannot write '/nonexistent/dir/x.csv'"),
     (["-o", "/proc/x.csv"], "cannot write '/proc/x.csv'"),
+    (["--neighbors", "26", "--dims", "2"], "--neighbors 26 does not apply to --dims 2 (choose from: 4, 8)"),
+    (["--neighbors", "6"], "--neighbors 6 does not apply to --dims 2 (choose from: 4, 8)"),
+    (["--dims", "1", "--neighbors", "4,2"], "--neighbors 4 does not apply to --dims 1 (choose from: 2)"),
+    (["--dims", "3", "--neighbors", "8"], "--neighbors 8 does not apply to --dims 3 (choose from: 6, 26)"),
+    (["--dims", "x"], "--dims must be an integer from 1 to 3, got 'x'"),
 ]
 
 
@@ -50,7 +55,8 @@ def test_bad_input_single_rank(tmp_path: Path, args: list[str], message: str) ->
 
 
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])
-@pytest.mark.parametrize("args,message", [CASES[0], CASES[5], CASES[20]], ids=["count", "methods", "output"])
+@pytest.mark.parametrize("args,message", [CASES[0], CASES[5], CASES[20], CASES[22]],
+                         ids=["count", "methods", "output", "stencil-of-dims"])
 def test_bad_input_every_rank_exits_2(tmp_path: Path, lib: str, args: list[str], message: str) -> None:
     exe = bindir(lib) / "halocompare"
     if not exe.exists():

@@ -55,12 +55,10 @@ def size_plots(g: pd.DataFrame, ctx: str, base: str) -> list[Plot]:
         nrow = -(-len(comms) // ncol)
         fig, axes = plt.subplots(nrow, ncol, figsize=(4.4 * ncol, 3.4 * nrow + 0.6), sharex=True, sharey=True,
                                  squeeze=False)
-        med = s.groupby(["comm", "method", "bytes"], sort=True)["value"].median()
-        for ax, comm in zip(axes.flat, comms):
-            for m in methods:
-                if (comm, m) in med.index.droplevel("bytes"):
-                    v = med.loc[(comm, m)]
-                    ax.plot(v.index, v.to_numpy(), marker="o", ms=3, lw=1.2, label=m)
+        for ax, ((comm,), c) in zip(axes.flat, groups(s, ["comm"], sort=False)):
+            for m in methods:  # the same colour per method in every panel
+                v = c[c["method"] == m].groupby("bytes", sort=True)["value"].median()
+                ax.plot(v.index, v.to_numpy(), marker="o", ms=3, lw=1.2, label=m)
             ax.set_title(f"comm {comm}")
             bytes_axis(ax)
             log_y(ax)

@@ -6,9 +6,16 @@
 
 const char *const halo_comm_names[NCOMM] = {"world", "dup", "evenodd", "cart", "node", "random"};
 
+const int halo_stencils[NSTENCIL] = {2, 4, 6, 8, 26};
+
 int halo_faces(int ndims) { return 2 * ndims; }
 
-int halo_all(int ndims) { return ndims == 1 ? 2 : ndims == 2 ? 8 : 26; }
+int halo_all(int ndims)
+{
+    int n = 1;
+    for (int i = 0; i < ndims; i++) n *= 3;
+    return n - 1;
+}
 
 void halo_grid(int size, int ndims, int dims[MAXDIM])
 {

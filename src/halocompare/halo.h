@@ -55,7 +55,9 @@ extern const struct halo_method halo_neighbor_methods[]; /* neighbor.c */
 enum comm_kind { COMM_WORLD, COMM_DUP, COMM_EVENODD, COMM_CART, COMM_NODE, COMM_RANDOM, NCOMM };
 extern const char *const halo_comm_names[NCOMM];
 /* The stencils of ndims dimensions: faces (2 ndims neighbours) and all
- * (3^ndims - 1); the same number in 1-D. */
+ * (3^ndims - 1); the same number in 1-D.  halo_stencils: every count, ascending. */
+enum { NSTENCIL = 5 };
+extern const int halo_stencils[NSTENCIL];
 int halo_faces(int ndims);
 int halo_all(int ndims);
 /* The grid of `size` processes in ndims dimensions (MPI_Dims_create). */

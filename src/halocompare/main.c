@@ -19,10 +19,7 @@ static char method_choices[1024];
 enum { DEFAULT_COUNT = 2000, MAXCOUNT = 1 << 24 };
 static long count, seed = 1, ndims = 2; /* count 0: not given (DEFAULT_COUNT, or -m) */
 static unsigned long sel_methods, sel_comms, sel_nbrs, sel_tests;
-/* --neighbors: the choices' words and values (bit i of sel_nbrs = STENCIL[i]) */
-#define STENCILS "2,4,6,8,26"
-static const int stencil_n[] = {2, 4, 6, 8, 26};
-enum { NSTENCIL = sizeof stencil_n / sizeof *stencil_n };
+static char stencil_choices[32]; /* --neighbors: bit i of sel_nbrs = halo_stencils[i] */
 static int periodic_choice = -1; /* no, yes, both */
 static int win_flavor = HALO_WIN_ALLOCATE, unsafe;
 static unsigned long rma_assert;
@@ -36,7 +33,7 @@ static const struct mb_option options[] = {
      "methods to run (default: all; all includes " NAIVE " only with --unsafe)"},
     {"comms", 0, MB_OPT_LIST, &sel_comms, 0, 0, "world,dup,evenodd,cart,node,random",
      "communicators (rank orderings) to compare (default: all)"},
-    {"neighbors", 0, MB_OPT_LIST, &sel_nbrs, 0, 0, STENCILS,
+    {"neighbors", 0, MB_OPT_LIST, &sel_nbrs, 0, 0, stencil_choices,
      "stencils: faces (1-D 2, 2-D 4, 3-D 6) or all (2-D 8, 3-D 26 with edges and corners) (default: those of --dims)"},
     {"periodic", 0, MB_OPT_CHOICE, &periodic_choice, 0, 0, "no,yes,both", "mesh boundaries (default: both)"},
     {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0, "halo,one-sender", "tests to run (default: all)"},
@@ -60,7 +57,7 @@ static int stencils_of(int nd, int out[2])
 static int stencil_bit(int nnbr)
 {
     for (int i = 0; i < NSTENCIL; i++)
-        if (stencil_n[i] == nnbr) return i;
+        if (halo_stencils[i] == nnbr) return i;
     return -1;
 }
 
@@ -74,7 +71,8 @@ static void list(void)
     printf("\ndims: 1 2 3\nneighbors: 2 (--dims 1), 4 8 (--dims 2), 6 26 (--dims 3)\nperiodic: no yes\n");
 }
 
-static void collect_methods(void)
+/* The option choices that come from tables: methods and stencils. */
+static void collect_choices(void)
 {
     size_t n = 0;
     for (size_t f = 0; f < sizeof families / sizeof *families; f++)
@@ -82,6 +80,9 @@ static void collect_methods(void)
             methods[nmethods++] = m;
             n += (size_t)snprintf(method_choices + n, sizeof method_choices - n, "%s%s", n ? "," : "", m->name);
         }
+    n = 0;
+    for (int i = 0; i < NSTENCIL; i++)
+        n += (size_t)snprintf(stencil_choices + n, sizeof stencil_choices - n, "%s%d", i ? "," : "", halo_stencils[i]);
 }
 
 static int naive_index(void)
@@ -100,9 +101,9 @@ static const char *validate(void)
     if (!unsafe && sel_methods != ~0ul && (sel_methods >> naive_index() & 1))
         return "--methods " NAIVE " needs --unsafe (it deadlocks above the eager limit)";
     for (int i = 0; i < NSTENCIL && sel_nbrs != ~0ul; i++)
-        if ((sel_nbrs >> i & 1) && stencil_n[i] != st[0] && stencil_n[i] != st[ns - 1]) {
+        if ((sel_nbrs >> i & 1) && halo_stencils[i] != st[0] && halo_stencils[i] != st[ns - 1]) {
             int n = snprintf(msg, sizeof msg, "--neighbors %d does not apply to --dims %ld (choose from: %d",
-                             stencil_n[i], ndims, st[0]);
+                             halo_stencils[i], ndims, st[0]);
             if (ns > 1)
                 snprintf(msg + n, sizeof msg - (size_t)n, ", %d)", st[1]);
             else
@@ -296,7 +297,7 @@ static int plan_sizes(struct mb_run *run, long counts[64])
 
 int main(int argc, char **argv)
 {
-    collect_methods();
+    collect_choices();
     struct mb_run *run = mb_init(&argc, &argv, &program);
     long counts[64];
     int nsizes = plan_sizes(run, counts), nd = (int)ndims, st[2], nst = stencils_of(nd, st);

@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int stencil_n[] = {2, 4, 6, 8, 26};
-enum { NSTENCIL = sizeof stencil_n / sizeof *stencil_n };
-
 /* bytes < 0: any size */
 static const struct mb_row *find(const struct mb_run *run, const char *test, const char *method, const char *comm,
                                  int nnbr, int periodic, long long bytes)
@@ -65,9 +62,9 @@ static int stencils(const struct mb_run *run, const char *test, int periodic, in
     for (int s = 0; s < NSTENCIL; s++)
         for (int i = 0; i < run->nrows; i++) {
             const struct mb_row *r = &run->rows[i];
-            if (r->neighbors == stencil_n[s] && r->periodic == periodic && !strcmp(r->test, test) &&
+            if (r->neighbors == halo_stencils[s] && r->periodic == periodic && !strcmp(r->test, test) &&
                 in_family(r, family)) {
-                out[n++] = stencil_n[s];
+                out[n++] = halo_stencils[s];
                 break;
             }
         }
@@ -142,7 +139,7 @@ static void one_sender_block(const struct mb_run *run)
     int ncols = NCOLS;
     for (int p = 0; p <= 1; p++)
         for (int s = 0; s < NSTENCIL; s++) {
-            int nb = stencil_n[s];
+            int nb = halo_stencils[s];
             const struct mb_row *o = find(run, "one-sender", "isend", "world", nb, p, -1);
             if (!o || n >= MAXROWS) continue;
             const struct mb_row *hr = find(run, "halo", "irecv-isend", "world", nb, p, -1);
