@@ -18,10 +18,10 @@ CASES = [
     (["--count"], "--count needs a value"),
     (["--methods", "bogus"], "--methods: unknown value 'bogus'"),
     (["--comms", "world,nope"], "--comms: unknown value 'nope'"),
-    (["--neighbors", "6"], "--neighbors: unknown value '6'"),
+    (["--neighbors", "5"], "--neighbors: unknown value '5'"),
     (["--periodic", "maybe"], "--periodic: unknown value 'maybe'"),
-    (["--sizes", "1:8"], "--sizes does not apply to halocompare"),
-    (["-m", "1:8"], "--sizes does not apply to halocompare"),
+    (["--dims", "4"], "--dims must be an integer from 1 to 3, got '4'"),
+    (["--dims", "0"], "--dims must be an integer from 1 to 3, got '0'"),
     (["--root", "3"], "unrecognized option '--root'"),
     (["--reps", "0"], "--reps must be a positive integer"),
     (["--reps", "50", "--max-reps", "10"], "--max-reps (10) must be at least --reps (50)"),
@@ -41,7 +41,11 @@ CASES = [
     (["--order", "sideways"], "--order: unknown value 'sideways' (choose from: fixed, shuffle)"),
     (["--order-seed", "3"], "--order-seed needs --order shuffle"),
     (["--order", "shuffle", "--order-seed", "-1"], "--order-seed must be an integer from 0 to 4294967295"),
-    (["--sweep-budget", "0"], "--sweep-budget does not apply to halocompare"),
+    (["--neighbors", "26", "--dims", "2"], "--neighbors 26 does not apply to --dims 2 (choose from: 4, 8)"),
+    (["--neighbors", "6"], "--neighbors 6 does not apply to --dims 2 (choose from: 4, 8)"),
+    (["--dims", "1", "--neighbors", "4,2"], "--neighbors 4 does not apply to --dims 1 (choose from: 2)"),
+    (["--dims", "3", "--neighbors", "8"], "--neighbors 8 does not apply to --dims 3 (choose from: 6, 26)"),
+    (["--dims", "x"], "--dims must be an integer from 1 to 3, got 'x'"),
 ]
 
 # --sweep-budget belongs to the programs that sweep message sizes
@@ -78,8 +82,10 @@ def test_bad_input_single_rank(tmp_path: Path, program: str, args: list[str], me
 
 
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])
-@pytest.mark.parametrize("program,args,message", [ALL[0], ALL[5], ALL[20], ALL[len(CASES) + 1]],
-                         ids=["count", "methods", "output", "collectives-comms"])
+@pytest.mark.parametrize("program,args,message",
+                         [ALL[0], ALL[5], ALL[20], next(c for c in ALL if c[1][:2] == ["--neighbors", "26"]),
+                          ALL[len(CASES) + 1]],
+                         ids=["count", "methods", "output", "stencil-of-dims", "collectives-comms"])
 def test_bad_input_every_rank_exits_2(tmp_path: Path, lib: str, program: str, args: list[str], message: str) -> None:
     exe = bindir(lib) / program
     if not exe.exists():

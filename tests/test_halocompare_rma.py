@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import Run, bindir, check_schema, launcher, run_mpi
 
-RMA = ["rma-fence-put", "rma-fence-get", "rma-pscw-put", "rma-pscw-get", "rma-lock-put", "rma-lockall-flush"]
+RMA = ["rma-fence-put", "rma-fence-get", "rma-pscw-put", "rma-pscw-get", "rma-lock-put", "rma-lock-get",
+       "rma-lockall-flush"]
 NBR = ["neighbor-alltoall", "neighbor-ineighbor"]
 NEW = RMA + NBR
 P2P = ["irecv-send", "irecv-isend", "phased", "persistent", "sendrecv"]
@@ -129,14 +130,16 @@ def test_missing_window_flavour_is_na(tmp_path: Path) -> None:
         assert "n/a" in "".join(one_sided_table(run.stdout))
 
 
-def test_verification_covers_rma(tmp_path: Path) -> None:
-    """The check reads the halo from the window: stale data put there is reported."""
-    run = run_mpi("openmpi", 2, "halocompare", "--quick", "--verify", "--methods", "rma-lock-put",
-                  out=tmp_path / "h.csv", env={"MPIMB_FAULT": "halo/rma-lock-put@0"})
+@pytest.mark.parametrize("method", ["rma-lock-put", "rma-lock-get"])
+def test_verification_covers_rma(tmp_path: Path, method: str) -> None:
+    """The check reads the halo from the window (put) or what was got from the neighbour's exposed window
+    (get): stale data there is reported."""
+    run = run_mpi("openmpi", 2, "halocompare", "--quick", "--verify", "--methods", method,
+                  out=tmp_path / "h.csv", env={"MPIMB_FAULT": f"halo/{method}@0"})
     assert run.returncode == 1
-    assert "verification failed in halocompare halo rma-lock-put world" in run.stderr
+    assert f"verification failed in halocompare halo {method} world" in run.stderr
     rows = run.rows()
-    assert {r["verified"] for r in rows if r["method"] == "rma-lock-put"} == {"no"}
+    assert {r["verified"] for r in rows if r["method"] == method} == {"no"}
     assert {r["verified"] for r in rows if r["test"] == "one-sender"} == {"yes"}
 
 

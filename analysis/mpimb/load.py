@@ -389,8 +389,8 @@ def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION, type
                "need rank_min_s <= rank_mean_s <= time_median_s")
     for c in ("iters", "reps"):
         report(measured & ~(df[c] >= 1), f"column '{c}' must be >= 1")
-    report(df["neighbors"].notna() & ~df["neighbors"].isin([4, 8]) & (df["program"] == "halocompare"),
-           "halocompare neighbors must be 4 or 8")
+    report(df["neighbors"].notna() & ~df["neighbors"].isin([2, 4, 6, 8, 26]) & (df["program"] == "halocompare"),
+           "halocompare neighbors must be 2, 4, 6, 8 or 26")
     for c in ("run_id", "program", "label", "nprocs", "nnodes", "ppn", "thread_level"):
         first = df[c].iloc[0]
         if isinstance(first, float) and math.isnan(first):

@@ -402,6 +402,8 @@ def all_plots(df: pd.DataFrame, stat: str = "median") -> list[Plot]:
                               f"{base}-halo-{kind}-{int(b)}")
                 if p:
                     out.append(p)
+            from .halo_sizes import size_plots  # here, not at the top: halo_sizes builds on this module
+            out += size_plots(g, ctx, base)
         for (test,), t in groups(g, ["test"], sort=False):
             test = str(test)
             if test.startswith("allpairs"):

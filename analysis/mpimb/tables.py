@@ -406,6 +406,8 @@ def halocompare_tables(d: pd.DataFrame, ctx: str) -> list[Table]:
     rest = d[~d["test"].isin(["halo", "one-sender"])]
     if not rest.empty:
         out.append(pivot(rest, KEY, ["bytes"], f"halocompare, other tests — {ctx}"))
+    from .halo_sizes import size_tables  # here, not at the top: halo_sizes builds on this module
+    out += size_tables(d, ctx)
     return out
 
 

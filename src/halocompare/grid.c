@@ -1,15 +1,43 @@
-/* Communicators as rank -> grid-position maps, and the neighbour list. */
+/* Communicators as rank -> grid-position maps, and the neighbour map. */
 #include "halo.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-const char *const halo_dir_name[MAXDIR] = {"N", "S", "E", "W", "NE", "NW", "SE", "SW"};
-const int halo_opp[MAXDIR] = {S, N, W, E, SW, SE, NW, NE};
-static const int drow[MAXDIR] = {-1, 1, 0, 0, -1, -1, 1, 1};
-static const int dcol[MAXDIR] = {0, 0, 1, -1, 1, -1, 1, -1};
-
 const char *const halo_comm_names[NCOMM] = {"world", "dup", "evenodd", "cart", "node", "random"};
+
+const int halo_stencils[NSTENCIL] = {2, 4, 6, 8, 26};
+
+int halo_faces(int ndims) { return 2 * ndims; }
+
+int halo_all(int ndims)
+{
+    int n = 1;
+    for (int i = 0; i < ndims; i++) n *= 3;
+    return n - 1;
+}
+
+void halo_grid(int size, int ndims, int dims[MAXDIM])
+{
+    for (int i = 0; i < MAXDIM; i++) dims[i] = i < ndims ? 0 : 1;
+    MPI_Dims_create(size, ndims, dims);
+}
+
+/* Row-major rank of grid coordinates c (the order MPI_Cart_create uses). */
+static int grid_rank(int ndims, const int dims[], const int c[])
+{
+    int r = 0;
+    for (int i = 0; i < ndims; i++) r = r * dims[i] + c[i];
+    return r;
+}
+
+static void grid_coords(int ndims, const int dims[], int r, int c[])
+{
+    for (int i = ndims - 1; i >= 0; i--) {
+        c[i] = r % dims[i];
+        r /= dims[i];
+    }
+}
 
 /* splitmix64: a seeded generator identical on every rank */
 static uint64_t next_random(uint64_t *s)
@@ -20,42 +48,57 @@ static uint64_t next_random(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* Grid position (as a row-major index) of this process under the node-aware
- * ordering: each node's ranks fill a compact bx x by block when every node
- * has the same number of ranks and the blocks tile the grid; otherwise nodes
- * are laid out one after another in row-major order. */
-static int node_key(const struct mb_run *run, const int dims[2], char *note, size_t len)
+/* A block shape b of lsize ranks (MPI_Dims_create) that tiles the grid:
+ * dims[i] % b[i] == 0 in every dimension, trying every order of b's extents. */
+static int block_tiling(int ndims, const int dims[], int lsize, int b[MAXDIM])
 {
-    const struct mb_nodes *nd = &run->nodes;
-    int nodeid = nd->node, lrank = nd->local_rank, lsize = nd->local_size, minsz, maxsz = nd->ppn;
-    MPI_Allreduce(&lsize, &minsz, 1, MPI_INT, MPI_MIN, run->world);
-    int b[2] = {0, 0};
-    if (minsz == maxsz) {
-        MPI_Dims_create(lsize, 2, b);
-        if (dims[0] % b[0] || dims[1] % b[1]) { /* try the block turned */
-            int t = b[0];
-            b[0] = b[1];
-            b[1] = t;
-        }
+    static const int perm[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    int e[MAXDIM];
+    halo_grid(lsize, ndims, e);
+    for (int k = 0; k < 6; k++) {
+        int ok = 1;
+        for (int i = 0; i < ndims && ok; i++) ok = perm[k][i] < ndims && dims[i] % e[perm[k][i]] == 0;
+        if (!ok) continue;
+        for (int i = 0; i < ndims; i++) b[i] = e[perm[k][i]];
+        return 1;
     }
-    if (b[0] && dims[0] % b[0] == 0 && dims[1] % b[1] == 0) {
-        int per_row = dims[1] / b[1];
-        int r = (nodeid / per_row) * b[0] + lrank / b[1], c = (nodeid % per_row) * b[1] + lrank % b[1];
-        snprintf(note, len, "node: %dx%d block of the grid per node", b[0], b[1]);
-        return r * dims[1] + c;
-    }
-    snprintf(note, len, "node: nodes in row-major order (ranks per node differ or blocks do not tile)");
-    return nodeid * maxsz + lrank;
+    return 0;
 }
 
-MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int periodic, unsigned long seed, char *note,
-                          size_t len)
+/* Grid position (as a row-major index) of this process under the node-aware
+ * ordering: each node's ranks fill a compact block of the grid when every
+ * node has the same number of ranks and the blocks tile the grid (nodes in
+ * row-major order over the grid of blocks, ranks row-major in their block);
+ * otherwise nodes are laid out one after another in row-major order. */
+static int node_key(const struct mb_run *run, int ndims, const int dims[], char *note, size_t len)
 {
-    int rank, size, dims[2] = {0, 0}, key = 0;
+    const struct mb_nodes *nd = &run->nodes;
+    int minsz, b[MAXDIM];
+    MPI_Allreduce(&nd->local_size, &minsz, 1, MPI_INT, MPI_MIN, run->world);
+    if (minsz == nd->ppn && block_tiling(ndims, dims, nd->local_size, b)) {
+        int blocks[MAXDIM], at[MAXDIM], in[MAXDIM], c[MAXDIM], n = 0;
+        for (int i = 0; i < ndims; i++) blocks[i] = dims[i] / b[i];
+        grid_coords(ndims, blocks, nd->node, at);
+        grid_coords(ndims, b, nd->local_rank, in);
+        for (int i = 0; i < ndims; i++) {
+            c[i] = at[i] * b[i] + in[i];
+            n += snprintf(note + n, len - (size_t)n, "%s%d", i ? "x" : "node: ", b[i]);
+        }
+        snprintf(note + n, len - (size_t)n, " block of the grid per node");
+        return grid_rank(ndims, dims, c);
+    }
+    snprintf(note, len, "node: nodes in row-major order (ranks per node differ or blocks do not tile)");
+    return nd->node * nd->ppn + nd->local_rank;
+}
+
+MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int ndims, int periodic,
+                          unsigned long seed, char *note, size_t len)
+{
+    int rank, size, dims[MAXDIM], key = 0;
     MPI_Comm c = MPI_COMM_NULL, world = run->world;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
-    MPI_Dims_create(size, 2, dims);
+    halo_grid(size, ndims, dims);
     note[0] = 0;
     switch (kind) {
     case COMM_WORLD: return MPI_COMM_WORLD;
@@ -64,15 +107,15 @@ MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int per
         key = rank % 2 == 0 ? rank / 2 : (size + 1) / 2 + rank / 2;
         break;
     case COMM_CART: {
-        int periods[2] = {periodic, periodic}, crank, moved;
-        MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &c);
+        int periods[MAXDIM] = {periodic, periodic, periodic}, crank, moved;
+        MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 1, &c);
         MPI_Comm_rank(c, &crank);
         int me = crank != rank;
         MPI_Allreduce(&me, &moved, 1, MPI_INT, MPI_SUM, world);
         snprintf(note, len, "%d of %d ranks", moved, size);
         return c;
     }
-    case COMM_NODE: key = node_key(run, dims, note, len); break;
+    case COMM_NODE: key = node_key(run, ndims, dims, note, len); break;
     case COMM_RANDOM: { /* a seeded permutation, the same on every rank */
         uint64_t s = seed;
         int *perm = malloc((size_t)size * sizeof *perm);
@@ -92,34 +135,74 @@ MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int per
     return c;
 }
 
-void halo_neighbors(struct halo *h, MPI_Comm comm, int periodic, int nnbr)
+/* The directions of the stencil, in the order of struct halo: by how many
+ * offsets are non-zero (faces, edges, corners), then odometer order with
+ * dimension 0 most significant and each offset running -1, +1, 0 — which
+ * puts the faces in a Cartesian topology's neighbour order. */
+static void stencil(struct halo *h)
+{
+    static const int val[3] = {-1, 1, 0};
+    static const char *const letters[MAXDIM] = {"WE", "NS", "UD"}; /* from the last dimension */
+    int nd = h->ndims, total = 1, most = h->nnbr == halo_faces(nd) ? 1 : nd, n = 0;
+    for (int i = 0; i < nd; i++) total *= 3;
+    for (int nz = 1; nz <= most; nz++)
+        for (int v = 0; v < total; v++) {
+            int k = 0, x = v, o[MAXDIM] = {0, 0, 0};
+            for (int i = nd - 1; i >= 0; i--, x /= 3) k += (o[i] = val[x % 3]) != 0;
+            if (k != nz) continue;
+            memcpy(h->off[n], o, sizeof o);
+            char *s = h->dir_name[n];
+            for (int i = 0; i < nd; i++)
+                if (o[i]) *s++ = letters[nd - 1 - i][o[i] > 0];
+            *s = 0;
+            n++;
+        }
+    for (int d = 0; d < n; d++)
+        for (int e = 0; e < n; e++) {
+            int back = 1;
+            for (int i = 0; i < nd; i++) back &= h->off[e][i] == -h->off[d][i];
+            if (back) h->opp[d] = e;
+        }
+}
+
+/* red-black (sum of coordinates mod 2) for the faces, 2^ndims colours (each
+ * coordinate's parity) for the full stencil: no two neighbours share a
+ * colour unless a periodic extent is odd (phased stays correct then) */
+static int colour_of(const struct halo *h, const int c[])
+{
+    int col = 0;
+    for (int i = 0; i < h->ndims; i++) col = h->ncolours == 2 ? (col + c[i]) % 2 : col * 2 + c[i] % 2;
+    return col;
+}
+
+void halo_neighbors(struct halo *h, MPI_Comm comm, int ndims, int periodic, int nnbr)
 {
     h->comm = comm;
     MPI_Comm_rank(comm, &h->rank);
     MPI_Comm_size(comm, &h->size);
-    h->dims[0] = h->dims[1] = 0;
-    MPI_Dims_create(h->size, 2, h->dims);
-    h->row = h->rank / h->dims[1];
-    h->col = h->rank % h->dims[1];
+    h->ndims = ndims;
+    halo_grid(h->size, ndims, h->dims);
+    grid_coords(ndims, h->dims, h->rank, h->coord);
     h->periodic = periodic;
     h->nnbr = nnbr;
     h->ndirs = 0;
-    /* red-black for 4 neighbours, 4 colours for 8: no two neighbours share a
-     * colour unless a periodic dimension is odd (phased stays correct then) */
-    h->ncolours = nnbr == 4 ? 2 : 4;
+    h->ncolours = nnbr == halo_faces(ndims) ? 2 : 1 << ndims;
+    stencil(h);
     for (int d = 0; d < MAXDIR; d++) {
         h->partner[d] = MPI_PROC_NULL;
         if (d >= nnbr) continue;
-        int r = h->row + drow[d], c = h->col + dcol[d];
-        if (periodic) {
-            r = (r + h->dims[0]) % h->dims[0];
-            c = (c + h->dims[1]) % h->dims[1];
-        } else if (r < 0 || r >= h->dims[0] || c < 0 || c >= h->dims[1]) {
-            continue;
+        int c[MAXDIM], inside = 1;
+        for (int i = 0; i < ndims; i++) {
+            c[i] = h->coord[i] + h->off[d][i];
+            if (periodic)
+                c[i] = (c[i] + h->dims[i]) % h->dims[i];
+            else
+                inside &= c[i] >= 0 && c[i] < h->dims[i];
         }
-        h->partner[d] = r * h->dims[1] + c;
-        h->pcolour[d] = nnbr == 4 ? (r + c) % 2 : (r % 2) * 2 + c % 2;
+        if (!inside) continue;
+        h->partner[d] = grid_rank(ndims, h->dims, c);
+        h->pcolour[d] = colour_of(h, c);
         h->dirs[h->ndirs++] = d;
     }
-    h->colour = nnbr == 4 ? (h->row + h->col) % 2 : (h->row % 2) * 2 + h->col % 2;
+    h->colour = colour_of(h, h->coord);
 }

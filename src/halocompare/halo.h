@@ -1,26 +1,30 @@
 /* halocompare: shared types.  A communicator is a map from its ranks to
- * positions in a 2-D grid (row-major in the communicator's rank); one
- * function turns (comm, dims, periodic, 4|8) into the neighbour list that
- * every method uses.  A method is a table entry: setup / run / teardown. */
+ * positions in a 1-, 2- or 3-D grid (row-major in the communicator's rank);
+ * one function turns (comm, ndims, periodic, stencil) into the directions
+ * and the neighbour list that every method uses.  A method is a table entry:
+ * setup / run / teardown. */
 #ifndef HALO_H
 #define HALO_H
 #include "mb.h"
 
-enum { MAXDIR = 8 };
-enum dir { N, S, E, W, NE, NW, SE, SW };
-extern const char *const halo_dir_name[MAXDIR];
-extern const int halo_opp[MAXDIR]; /* the direction pointing back */
+enum { MAXDIM = 3, MAXDIR = 26 }; /* 3-D: 6 faces + 12 edges + 8 corners */
 
 struct halo {
     MPI_Comm comm;
     const char *comm_name;
-    int rank, size, dims[2], row, col, periodic, nnbr;
+    int rank, size, ndims, dims[MAXDIM], coord[MAXDIM], periodic, nnbr;
+    /* The stencil, directions 0 .. nnbr-1 (docs/halo-dims.md): faces first,
+     * per dimension -1 then +1 (a Cartesian topology's neighbour order),
+     * then edges, then corners. */
+    int off[MAXDIR][MAXDIM]; /* grid offset of direction d */
+    int opp[MAXDIR];         /* the direction pointing back */
+    char dir_name[MAXDIR][4]; /* W/E (last dimension), N/S, U/D: "N", "SE", "UNW" */
     int partner[MAXDIR]; /* comm rank, MPI_PROC_NULL past a non-periodic edge */
     int dirs[MAXDIR];    /* directions that have a partner, ndirs of them */
     int ndirs;
     int colour, ncolours, pcolour[MAXDIR]; /* phased: my colour and each partner's */
     int count;                             /* doubles per message */
-    double *sbuf[MAXDIR], *rbuf[MAXDIR];   /* by direction; a method may repoint rbuf */
+    double *sbuf[MAXDIR], *rbuf[MAXDIR];   /* by direction; a method may repoint them */
     MPI_Request req[2 * MAXDIR];
     void *priv; /* the method's own state */
     int win_flavor;      /* RMA: HALO_WIN_CREATE or HALO_WIN_ALLOCATE (--win) */
@@ -31,9 +35,9 @@ enum { HALO_WIN_CREATE, HALO_WIN_ALLOCATE };
 enum { HALO_ASSERT_NOPRECEDE = 1, HALO_ASSERT_NOSUCCEED = 2, HALO_ASSERT_NOCHECK = 4 };
 
 /* Message conventions (all methods): the message for direction d is sent to
- * partner[d] with tag d; rbuf[d] receives from partner[d] with tag
- * halo_opp[d].  Distinct tags keep a partner that is ours twice (2x2
- * periodic) or ourselves (periodic dimension of 1) apart. */
+ * partner[d] with tag d; rbuf[d] receives from partner[d] with tag opp[d].
+ * Distinct tags keep a partner that is ours several times (a periodic
+ * extent of 2) or ourselves (a periodic extent of 1) apart. */
 
 struct halo_method {
     const char *name;
@@ -50,14 +54,24 @@ extern const struct halo_method halo_neighbor_methods[]; /* neighbor.c */
 /* grid.c */
 enum comm_kind { COMM_WORLD, COMM_DUP, COMM_EVENODD, COMM_CART, COMM_NODE, COMM_RANDOM, NCOMM };
 extern const char *const halo_comm_names[NCOMM];
+/* The stencils of ndims dimensions: faces (2 ndims neighbours) and all
+ * (3^ndims - 1); the same number in 1-D.  halo_stencils: every count, ascending. */
+enum { NSTENCIL = 5 };
+extern const int halo_stencils[NSTENCIL];
+int halo_faces(int ndims);
+int halo_all(int ndims);
+/* The grid of `size` processes in ndims dimensions (MPI_Dims_create). */
+void halo_grid(int size, int ndims, int dims[MAXDIM]);
 /* Creates communicator `kind` (collective over world); *note gets a remark
  * for the table footer or metadata (e.g. whether cart reordered). */
-MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int periodic, unsigned long seed, char *note,
-                          size_t len);
-void halo_neighbors(struct halo *h, MPI_Comm comm, int periodic, int nnbr);
+MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int ndims, int periodic,
+                          unsigned long seed, char *note, size_t len);
+/* The one neighbour map: directions, partners and colours of this process
+ * on comm's ndims-D grid, for the stencil of nnbr neighbours. */
+void halo_neighbors(struct halo *h, MPI_Comm comm, int ndims, int periodic, int nnbr);
 
-/* report.c: the talk-shaped tables (rank 0) */
+/* report.c: the talk-shaped tables, or rate against size (rank 0) */
 /* rma_note: the RMA settings (window flavour, assertions), printed under
  * the one-sided table. */
-void halo_report(const struct mb_run *run, const char *cart_note[2], const char *rma_note);
+void halo_report(const struct mb_run *run, const char *cart_note[2], const char *rma_note, const char *grid);
 #endif

@@ -1,6 +1,7 @@
-/* halocompare — W. Gropp's 2-D halo-exchange comparison: every method on
- * every communicator (rank ordering), 4 and 8 neighbours, periodic or not,
- * plus the one-sender test. */
+/* halocompare — W. Gropp's halo-exchange comparison, in 1, 2 or 3
+ * dimensions: every method on every communicator (rank ordering), the faces
+ * or the full stencil (2; 4 and 8; 6 and 26 neighbours), periodic or not, at
+ * one message size or a sweep (-m), plus the one-sender test. */
 #include "halo.h"
 
 #include <stdlib.h>
@@ -15,20 +16,25 @@ static const struct halo_method *methods[64];
 static int nmethods;
 static char method_choices[1024];
 
-static long count = 2000, seed = 1;
+enum { DEFAULT_COUNT = 2000, MAXCOUNT = 1 << 24 };
+static long count, seed = 1, ndims = 2; /* count 0: not given (DEFAULT_COUNT, or -m) */
 static unsigned long sel_methods, sel_comms, sel_nbrs, sel_tests;
+static char stencil_choices[32]; /* --neighbors: bit i of sel_nbrs = halo_stencils[i] */
 static int periodic_choice = -1; /* no, yes, both */
 static int win_flavor = HALO_WIN_ALLOCATE, unsafe;
 static unsigned long rma_assert;
 static const char *const win_names[] = {"create", "allocate"};
 
 static const struct mb_option options[] = {
-    {"count", 'c', MB_OPT_INT, &count, 1, 1 << 24, NULL, "doubles per neighbour message (2000)"},
+    {"count", 'c', MB_OPT_INT, &count, 1, MAXCOUNT, NULL,
+     "doubles per neighbour message (2000); -m MIN:MAX sweeps bytes per message instead"},
+    {"dims", 0, MB_OPT_INT, &ndims, 1, MAXDIM, NULL, "grid dimensions: 1, 2 or 3 (2)"},
     {"methods", 0, MB_OPT_LIST, &sel_methods, 0, 0, method_choices,
      "methods to run (default: all; all includes " NAIVE " only with --unsafe)"},
     {"comms", 0, MB_OPT_LIST, &sel_comms, 0, 0, "world,dup,evenodd,cart,node,random",
      "communicators (rank orderings) to compare (default: all)"},
-    {"neighbors", 0, MB_OPT_LIST, &sel_nbrs, 0, 0, "4,8", "stencils: 4 (N/S/E/W), 8 (plus diagonals) (default: 4,8)"},
+    {"neighbors", 0, MB_OPT_LIST, &sel_nbrs, 0, 0, stencil_choices,
+     "stencils: faces (1-D 2, 2-D 4, 3-D 6) or all (2-D 8, 3-D 26 with edges and corners) (default: those of --dims)"},
     {"periodic", 0, MB_OPT_CHOICE, &periodic_choice, 0, 0, "no,yes,both", "mesh boundaries (default: both)"},
     {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0, "halo,one-sender", "tests to run (default: all)"},
     {"seed", 0, MB_OPT_INT, &seed, 0, 2147483647, NULL, "seed of the random rank ordering (1)"},
@@ -40,6 +46,21 @@ static const struct mb_option options[] = {
     {0},
 };
 
+/* The stencils of the chosen dimensions, faces first; 1-D has one. */
+static int stencils_of(int nd, int out[2])
+{
+    out[0] = halo_faces(nd);
+    out[1] = halo_all(nd);
+    return out[1] == out[0] ? 1 : 2;
+}
+
+static int stencil_bit(int nnbr)
+{
+    for (int i = 0; i < NSTENCIL; i++)
+        if (halo_stencils[i] == nnbr) return i;
+    return -1;
+}
+
 static void list(void)
 {
     printf("tests: halo, one-sender\nmethods:");
@@ -47,10 +68,11 @@ static void list(void)
         printf(" %s%s", methods[i]->name, strcmp(methods[i]->name, NAIVE) ? "" : " (needs --unsafe)");
     printf("\ncomms:");
     for (int c = 0; c < NCOMM; c++) printf(" %s", halo_comm_names[c]);
-    printf("\nneighbors: 4 8\nperiodic: no yes\n");
+    printf("\ndims: 1 2 3\nneighbors: 2 (--dims 1), 4 8 (--dims 2), 6 26 (--dims 3)\nperiodic: no yes\n");
 }
 
-static void collect_methods(void)
+/* The option choices that come from tables: methods and stencils. */
+static void collect_choices(void)
 {
     size_t n = 0;
     for (size_t f = 0; f < sizeof families / sizeof *families; f++)
@@ -58,6 +80,9 @@ static void collect_methods(void)
             methods[nmethods++] = m;
             n += (size_t)snprintf(method_choices + n, sizeof method_choices - n, "%s%s", n ? "," : "", m->name);
         }
+    n = 0;
+    for (int i = 0; i < NSTENCIL; i++)
+        n += (size_t)snprintf(stencil_choices + n, sizeof stencil_choices - n, "%s%d", i ? "," : "", halo_stencils[i]);
 }
 
 static int naive_index(void)
@@ -67,19 +92,37 @@ static int naive_index(void)
     return -1;
 }
 
-/* "all" (every bit set) never selects the unsafe method; naming it needs --unsafe. */
+/* "all" (every bit set) never selects the unsafe method; naming it needs
+ * --unsafe.  A stencil must be one of the chosen dimensions'. */
 static const char *validate(void)
 {
+    static char msg[128];
+    int st[2], ns = stencils_of((int)ndims, st);
     if (!unsafe && sel_methods != ~0ul && (sel_methods >> naive_index() & 1))
         return "--methods " NAIVE " needs --unsafe (it deadlocks above the eager limit)";
+    for (int i = 0; i < NSTENCIL && sel_nbrs != ~0ul; i++)
+        if ((sel_nbrs >> i & 1) && halo_stencils[i] != st[0] && halo_stencils[i] != st[ns - 1]) {
+            int n = snprintf(msg, sizeof msg, "--neighbors %d does not apply to --dims %ld (choose from: %d",
+                             halo_stencils[i], ndims, st[0]);
+            if (ns > 1)
+                snprintf(msg + n, sizeof msg - (size_t)n, ", %d)", st[1]);
+            else
+                snprintf(msg + n, sizeof msg - (size_t)n, ")");
+            return msg;
+        }
     return NULL;
 }
 
 static const struct mb_program program = {
     .name = "halocompare",
-    .summary = "2-D halo exchange: methods x communicators x 4/8 neighbours x periodic, in MB/s per process",
+    .summary = "halo exchange in 1, 2 or 3 dimensions: methods x communicators x stencils x periodic, in MB/s per "
+               "process",
     .options = options,
-    .flags = MB_SYNC_AUTO,
+    /* -m MIN:MAX sweeps the message size; size_min > size_max means "not
+     * given" (a range typed by the user always has MIN <= MAX) */
+    .flags = MB_USES_SIZES | MB_SYNC_AUTO,
+    .size_min = 1,
+    .size_max = 0,
     .thread_level = MPI_THREAD_SINGLE,
     .list = list,
     .validate = validate,
@@ -107,12 +150,12 @@ static void fill(void *state, long it)
 /* rbuf[d] must hold what partner[d] sent towards us (direction opp[d]). */
 static int check_dir(struct halo *h, int d, long it, char *msg, size_t len)
 {
-    int o = halo_opp[d];
+    int o = h->opp[d];
     long bad = mb_pattern_check_doubles(h->rbuf[d], (size_t)h->count, (uint32_t)h->partner[d], (uint32_t)o,
                                         (uint32_t)it);
     if (bad < 0) return 0;
     snprintf(msg, len, "from neighbour %d (%s): first bad index %ld: got %.17g, expected %.17g", h->partner[d],
-             halo_dir_name[d], bad, h->rbuf[d][bad],
+             h->dir_name[d], bad, h->rbuf[d][bad],
              mb_pattern_double((uint32_t)h->partner[d], (uint32_t)o, (uint32_t)it, (size_t)bad));
     return 1;
 }
@@ -146,7 +189,7 @@ static void one_sender_run(void *state, long iters)
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
             if (h->partner[d] == c->sender)
-                MPI_Irecv(h->rbuf[d], h->count, MPI_DOUBLE, c->sender, halo_opp[d], h->comm, &h->req[n++]);
+                MPI_Irecv(h->rbuf[d], h->count, MPI_DOUBLE, c->sender, h->opp[d], h->comm, &h->req[n++]);
         }
         if (h->rank == c->sender)
             for (int i = 0; i < h->ndirs; i++) {
@@ -159,13 +202,14 @@ static void one_sender_run(void *state, long iters)
 
 /* ------------------------------------------------------------------ driver */
 
-static void describe(struct mb_row *row, const struct halo *h, int periodic, int nnbr)
+static void describe(const struct mb_run *run, struct mb_row *row, const struct halo *h)
 {
     snprintf(row->comm, sizeof row->comm, "%s", h->comm_name);
-    row->neighbors = nnbr;
-    row->periodic = periodic;
+    row->neighbors = h->nnbr;
+    row->periodic = h->periodic;
     row->threads = 1;
     row->bytes = (long long)h->count * 8;
+    mb_param_opt(run, row, "dims");
 }
 
 /* Bytes one process sends per exchange: the most neighbours any process has. */
@@ -182,11 +226,11 @@ static void run_halo(struct mb_run *run, struct halo *h)
 {
     double sent = sent_bytes(h);
     for (int j = 0; j < nmethods; j++) {
-        const int i = mb_order(run, 3, nmethods, j, 0);
+        const int i = mb_order(run, 4, nmethods, j, 0);
         if (!(sel_methods >> i & 1)) continue;
         struct mb_row row;
         mb_row_init(&row, "halo", methods[i]->name);
-        describe(&row, h, h->periodic, h->nnbr);
+        describe(run, &row, h);
         if (!strncmp(methods[i]->name, "rma-", 4)) {
             mb_param_opt(run, &row, "win");
             mb_param_opt(run, &row, "assert");
@@ -209,16 +253,20 @@ static void run_halo(struct mb_run *run, struct halo *h)
     }
 }
 
+/* The centre process (every coordinate at half its extent) sends alone. */
 static void run_one_sender(struct mb_run *run, struct halo *h)
 {
-    struct call c = {h, NULL, (h->dims[0] / 2) * h->dims[1] + h->dims[1] / 2}; /* the centre process */
+    struct call c = {h, NULL, 0};
+    for (int i = 0; i < h->ndims; i++) c.sender = c.sender * h->dims[i] + h->dims[i] / 2;
     int n = h->rank == c.sender ? h->ndirs : 0, sends;
     MPI_Allreduce(&n, &sends, 1, MPI_INT, MPI_MAX, h->comm);
     struct mb_row row;
     mb_row_init(&row, "one-sender", "isend");
-    describe(&row, h, h->periodic, h->nnbr);
+    describe(run, &row, h);
     row.sent_bytes = (double)sends * h->count * 8;
     mb_begin(run, &row);
+    memcpy(h->sbuf, sbuf_own, sizeof sbuf_own);
+    memcpy(h->rbuf, rbuf_own, sizeof rbuf_own);
     struct mb_kernel k = {.state = &c, .comm = h->comm, .run = one_sender_run, .fill = fill, .check = check};
     mb_measure(run, &k, &row);
     mb_end(run, &row);
@@ -226,76 +274,118 @@ static void run_one_sender(struct mb_run *run, struct halo *h)
 
 static int popcount(unsigned long m) { return __builtin_popcountl(m); }
 
+/* The message sizes, in doubles: --count, or -m MIN:MAX doubling from MIN
+ * (whole doubles: MIN a multiple of 8 bytes, so every size is). */
+static int plan_sizes(struct mb_run *run, long counts[64])
+{
+    struct mb_opts *o = &run->opts;
+    int n = 0;
+    if (o->size_min > o->size_max) { /* no -m */
+        counts[n++] = count ? count : DEFAULT_COUNT;
+        o->size_min = o->size_max = (size_t)counts[0] * 8; /* the metadata's "sizes": what ran */
+        return n;
+    }
+    if (count) mb_usage_error(run, "--count and --sizes are alternatives: give one of them");
+    if (o->size_min < 8 || o->size_min % 8)
+        mb_usage_error(run, "--sizes: messages are whole doubles: MIN must be a multiple of 8 bytes, got %zu",
+                       o->size_min);
+    if (o->size_max > (size_t)MAXCOUNT * 8)
+        mb_usage_error(run, "--sizes: messages are at most %zu bytes (2^24 doubles), got a maximum of %zu",
+                       (size_t)MAXCOUNT * 8, o->size_max);
+    for (size_t b = o->size_min; b <= o->size_max; b *= 2) counts[n++] = (long)(b / 8);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
-    collect_methods();
+    collect_choices();
     struct mb_run *run = mb_init(&argc, &argv, &program);
+    long counts[64];
+    int nsizes = plan_sizes(run, counts), nd = (int)ndims, st[2], nst = stencils_of(nd, st);
     if (!sel_methods) sel_methods = (1ul << nmethods) - 1;
     if (!sel_comms) sel_comms = (1ul << NCOMM) - 1;
-    if (!sel_nbrs) sel_nbrs = 3;
     if (!sel_tests) sel_tests = 3;
     sel_methods &= (1ul << nmethods) - 1;
     if (!unsafe) sel_methods &= ~(1ul << naive_index());
+    int nbrs[2], nnbrs = 0; /* the stencils to run */
+    for (int i = 0; i < nst; i++)
+        if (!sel_nbrs || (sel_nbrs >> stencil_bit(st[i]) & 1)) nbrs[nnbrs++] = st[i];
     int first_p = periodic_choice == 1 ? 1 : 0, last_p = periodic_choice == 0 ? 0 : 1;
-    int nblocks = last_p - first_p + 1, nnbrs = popcount(sel_nbrs & 3);
+    int nblocks = last_p - first_p + 1;
 
-    run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * popcount(sel_methods) : 0;
-    run->ntotal += (sel_tests & 2) ? nblocks * nnbrs : 0;
+    run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) : 0;
+    run->ntotal += (sel_tests & 2) ? nblocks * nnbrs * nsizes : 0;
 
-    struct halo h = {.count = (int)count, .win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};
-    for (int d = 0; d < MAXDIR; d++) {
-        h.sbuf[d] = sbuf_own[d] = mb_alloc((size_t)count * sizeof(double));
-        h.rbuf[d] = rbuf_own[d] = mb_alloc((size_t)count * sizeof(double));
+    struct halo h = {.win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};
+    size_t most = (size_t)counts[nsizes - 1] * sizeof(double);
+    for (int d = 0; d < nbrs[nnbrs - 1]; d++) {
+        h.sbuf[d] = sbuf_own[d] = mb_alloc(most);
+        h.rbuf[d] = rbuf_own[d] = mb_alloc(most);
     }
 
     char notes[2][NCOMM][160] = {{{0}}};
     /* --order shuffle: the communicators (the one-sender tests one more item) and the methods of each block */
     for (int p = first_p; p <= last_p; p++) {
         mb_order(run, 0, last_p - first_p + 1, p - first_p, 1);
+        /* --order shuffle: the communicators (one-sender is one more), then the methods (run_halo);
+         * stencils and message sizes keep their order */
         for (int jc = 0; jc <= NCOMM; jc++) {
             const int ck = mb_order(run, 1, NCOMM + 1, jc, 0);
             if (ck == NCOMM) {
-                for (int nb = 0; nb < 2 && (sel_tests & 2); nb++) {
-                    mb_order(run, 2, 2, nb, 1);
-                    if (!(sel_nbrs >> nb & 1)) continue;
+                for (int nb = 0; nb < nnbrs && (sel_tests & 2); nb++) {
+                    mb_order(run, 2, nnbrs, nb, 1);
                     h.comm_name = "world";
-                    halo_neighbors(&h, MPI_COMM_WORLD, p, nb ? 8 : 4);
-                    memcpy(h.sbuf, sbuf_own, sizeof sbuf_own);
-                    memcpy(h.rbuf, rbuf_own, sizeof rbuf_own);
-                    run_one_sender(run, &h);
+                    halo_neighbors(&h, MPI_COMM_WORLD, nd, p, nbrs[nb]);
+                    for (int s = 0; s < nsizes; s++) {
+                        mb_order(run, 3, nsizes, s, 1);
+                        h.count = (int)counts[s];
+                        run_one_sender(run, &h);
+                    }
                 }
                 continue;
             }
             if (!(sel_tests & 1) || !(sel_comms >> ck & 1)) continue;
-            MPI_Comm comm = halo_comm_create((enum comm_kind)ck, run, p, (unsigned long)seed, notes[p][ck],
+            MPI_Comm comm = halo_comm_create((enum comm_kind)ck, run, nd, p, (unsigned long)seed, notes[p][ck],
                                              sizeof notes[p][ck]);
             h.comm_name = halo_comm_names[ck];
-            for (int nb = 0; nb < 2; nb++) {
-                mb_order(run, 2, 2, nb, 1);
-                if (!(sel_nbrs >> nb & 1)) continue;
-                halo_neighbors(&h, comm, p, nb ? 8 : 4);
-                run_halo(run, &h);
+            for (int nb = 0; nb < nnbrs; nb++) {
+                mb_order(run, 2, nnbrs, nb, 1);
+                halo_neighbors(&h, comm, nd, p, nbrs[nb]);
+                for (int s = 0; s < nsizes; s++) {
+                    mb_order(run, 3, nsizes, s, 1);
+                    h.count = (int)counts[s];
+                    run_halo(run, &h);
+                }
             }
             if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
         }
     }
 
-    /* what the reader of the table needs to know about the orderings */
-    char meta[1024], rma_note[128];
+    /* what the reader of the table needs to know about the grid and the orderings */
+    char meta[1280], rma_note[128], grid[64], dims_json[64], sizes[32 * 12] = "";
+    int gdims[MAXDIM];
+    halo_grid(run->nprocs, nd, gdims);
+    for (int i = 0, g = 0, j = 0; i < nd; i++) {
+        g += snprintf(grid + g, sizeof grid - (size_t)g, "%s%d", i ? "x" : "", gdims[i]);
+        j += snprintf(dims_json + j, sizeof dims_json - (size_t)j, "%s%d", i ? ", " : "", gdims[i]);
+    }
+    for (int s = 0, n = 0; s < nsizes; s++)
+        n += snprintf(sizes + n, sizeof sizes - (size_t)n, "%s%ld", s ? ", " : "", counts[s] * 8);
     unsigned a = h.rma_assert;
     snprintf(rma_note, sizeof rma_note, "%s%s%s", a & HALO_ASSERT_NOPRECEDE ? ",noprecede" : "",
              a & HALO_ASSERT_NOSUCCEED ? ",nosucceed" : "", a & HALO_ASSERT_NOCHECK ? ",nocheck" : "");
     snprintf(meta, sizeof meta,
-             "{\"dims\": [%d, %d], \"count\": %ld, \"seed\": %ld, \"cart_reordered\": {\"non_periodic\": \"%s\", "
-             "\"periodic\": \"%s\"}, \"node_ordering\": \"%s\", \"win\": \"%s\", \"assert\": \"%s\"}",
-             h.dims[0], h.dims[1], count, seed, notes[0][COMM_CART], notes[1][COMM_CART],
-             notes[first_p][COMM_NODE], win_names[win_flavor], a ? rma_note + 1 : "none");
+             "{\"ndims\": %d, \"dims\": [%s], \"count\": %ld, \"bytes\": [%s], \"seed\": %ld, "
+             "\"cart_reordered\": {\"non_periodic\": \"%s\", \"periodic\": \"%s\"}, \"node_ordering\": \"%s\", "
+             "\"win\": \"%s\", \"assert\": \"%s\"}",
+             nd, dims_json, counts[0], sizes, seed, notes[0][COMM_CART], notes[1][COMM_CART], notes[first_p][COMM_NODE],
+             win_names[win_flavor], a ? rma_note + 1 : "none");
     char rma_line[160];
     snprintf(rma_line, sizeof rma_line, "RMA: window MPI_Win_%s, assertions %s", win_names[win_flavor],
              a ? rma_note + 1 : "none");
     mb_meta_add(run, "halocompare", meta);
     const char *cart_note[2] = {notes[0][COMM_CART], notes[1][COMM_CART]};
-    if (run->rank == 0) halo_report(run, cart_note, rma_line);
+    if (run->rank == 0) halo_report(run, cart_note, rma_line, grid);
     for (int d = 0; d < MAXDIR; d++) {
         free(sbuf_own[d]);
         free(rbuf_own[d]);

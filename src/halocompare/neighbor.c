@@ -4,23 +4,25 @@
  * communicator's.  setup() repoints sbuf[] and rbuf[] into two contiguous
  * arrays whose blocks follow the topology's neighbour order.
  *
- * 4 neighbours: a Cartesian communicator (MPI_Cart_create, reorder 0); its
- *   neighbour order is N, S, W, E (dimension 0 = rows, -1 then +1), and
- *   what I send to my -1 neighbour arrives in its +1 block (a shift).
- * 8 neighbours: a distributed graph (MPI_Dist_graph_create_adjacent,
- *   reorder 0), sources = destinations = partner[d] for d = 0, 1, ...;
- *   receive block k -> rbuf[d_k], send block k <- sbuf[d_k].
- * Degenerate periodic meshes (a periodic dimension of 1 or 2 processes: a
+ * Faces (2 neighbours in 1-D, 4 in 2-D, 6 in 3-D): a Cartesian communicator
+ *   (MPI_Cart_create, reorder 0); its neighbour order (per dimension -1,
+ *   then +1) is the order of the directions (grid.c), so block k is
+ *   direction k, and what I send to my -1 neighbour arrives in its +1 block.
+ * The full stencil (8 in 2-D, 26 in 3-D): a distributed graph
+ *   (MPI_Dist_graph_create_adjacent, reorder 0), sources = destinations =
+ *   partner[d] for the directions d that have one; receive block k ->
+ *   rbuf[d_k], send block k <- sbuf[d_k].
+ * Degenerate periodic meshes (a periodic extent of 1 or 2 processes: a
  *   partner that is ours several times, or ourselves): the pairing of
  *   repeated edges differs between libraries (measured: MPICH 4.0.2 pairs a
  *   dist graph's repeated edges, and a 1x1 periodic cart's, in reverse
  *   order; Open MPI 4.1.4 in order), so there the methods use one graph edge
  *   per distinct partner and MPI_(I)Neighbor_alltoallv: the block for
  *   partner q holds every message to q, the directions e with partner[e] = q
- *   sorted by halo_opp[e]; the block from q is unpacked into rbuf[d] for the
+ *   sorted by opp[e]; the block from q is unpacked into rbuf[d] for the
  *   directions d with partner[d] = q in increasing d — the j-th message q
- *   sends me is the one sent in direction halo_opp[d_j], as rbuf[d_j]
- *   expects.  Every call is then defined by the standard. */
+ *   sends me is the one sent in direction opp[d_j], as rbuf[d_j] expects.
+ *   Every call is then defined by the standard. */
 #include "halo.h"
 
 #include <stdlib.h>
@@ -32,7 +34,13 @@ static struct nbr {
     int cnt[MAXDIR], displ[MAXDIR];          /* alltoallv: per distinct partner, in doubles */
 } T;
 
-static int degenerate(const struct halo *h) { return h->periodic && (h->dims[0] <= 2 || h->dims[1] <= 2); }
+/* A periodic extent of 1 or 2: some partner is ours in several directions. */
+static int degenerate(const struct halo *h)
+{
+    int small = 0;
+    for (int i = 0; i < h->ndims; i++) small |= h->dims[i] <= 2;
+    return h->periodic && small;
+}
 
 static const char *nbr_setup(struct halo *h)
 {
@@ -49,7 +57,8 @@ static const char *nbr_setup(struct halo *h)
     MPI_Comm_get_errhandler(h->comm, &old);
     MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
     /* unit weights rather than MPI_UNWEIGHTED, which GCC takes for an empty array */
-    static const int w[MAXDIR] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int w[MAXDIR];
+    for (int k = 0; k < MAXDIR; k++) w[k] = 1;
     if (T.v) {
         what = "graph (one edge per distinct partner)";
         for (int i = 0; i < h->ndirs; i++) {
@@ -65,19 +74,18 @@ static const char *nbr_setup(struct halo *h)
             }
             m = 0;
             for (int j = 0; j < h->nnbr; j++) {
-                int e = halo_opp[j];
+                int e = h->opp[j];
                 if (h->partner[e] == peers[k]) order_d[n + m++] = e;
             }
             T.cnt[k] = m * h->count;
             n += m;
         }
         err = MPI_Dist_graph_create_adjacent(h->comm, np, peers, w, np, peers, w, MPI_INFO_NULL, 0, &T.topo);
-    } else if (h->nnbr == 4) {
-        static const int cart_order[4] = {N, S, W, E};
-        int periods[2] = {h->periodic, h->periodic};
+    } else if (h->nnbr == halo_faces(h->ndims)) {
+        int periods[MAXDIM] = {h->periodic, h->periodic, h->periodic};
         what = "Cartesian";
-        for (n = 0; n < 4; n++) order_s[n] = order_d[n] = cart_order[n];
-        err = MPI_Cart_create(h->comm, 2, h->dims, periods, 0, &T.topo);
+        for (n = 0; n < h->nnbr; n++) order_s[n] = order_d[n] = n;
+        err = MPI_Cart_create(h->comm, h->ndims, h->dims, periods, 0, &T.topo);
     } else {
         what = "graph";
         for (n = 0; n < h->ndirs; n++) {

@@ -7,7 +7,7 @@ static void post_irecvs(struct halo *h, MPI_Request *r)
 {
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i];
-        MPI_Irecv(h->rbuf[d], h->count, DBL, h->partner[d], halo_opp[d], h->comm, &r[i]);
+        MPI_Irecv(h->rbuf[d], h->count, DBL, h->partner[d], h->opp[d], h->comm, &r[i]);
     }
 }
 
@@ -35,7 +35,8 @@ static void irecv_isend(struct halo *h, long iters)
     }
 }
 
-/* Phased (red-black; 4 colours for 8 neighbours): colour c sends in phase c,
+/* Phased (red-black for the faces; 2^ndims colours for the full stencil: 4
+ * in 2-D, 8 in 3-D): colour c sends in phase c,
  * and nobody sends before it has received the data of every neighbour of an
  * earlier colour — so only one colour injects at a time.  Receives are
  * posted first, which keeps it deadlock-free even where two neighbours share
@@ -64,7 +65,7 @@ static const char *persistent_setup(struct halo *h)
 {
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i];
-        MPI_Recv_init(h->rbuf[d], h->count, DBL, h->partner[d], halo_opp[d], h->comm, &h->req[i]);
+        MPI_Recv_init(h->rbuf[d], h->count, DBL, h->partner[d], h->opp[d], h->comm, &h->req[i]);
         MPI_Send_init(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm, &h->req[h->ndirs + i]);
     }
     return NULL;
@@ -89,7 +90,7 @@ static void sendrecv(struct halo *h, long iters)
 {
     for (long it = 0; it < iters; it++)
         for (int d = 0; d < h->nnbr; d++) {
-            int o = halo_opp[d];
+            int o = h->opp[d];
             MPI_Sendrecv(h->sbuf[d], h->count, DBL, h->partner[d], d, h->rbuf[o], h->count, DBL, h->partner[o], d,
                          h->comm, MPI_STATUS_IGNORE);
         }
@@ -117,7 +118,7 @@ static void send_recv_naive(struct halo *h, long iters)
         }
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Recv(h->rbuf[d], h->count, MPI_DOUBLE, h->partner[d], halo_opp[d], h->comm, MPI_STATUS_IGNORE);
+            MPI_Recv(h->rbuf[d], h->count, MPI_DOUBLE, h->partner[d], h->opp[d], h->comm, MPI_STATUS_IGNORE);
         }
     }
 }

@@ -1,23 +1,32 @@
-/* One-sided (RMA) halo exchanges.
+/* One-sided (RMA) halo exchanges, in any number of dimensions (the stencil's
+ * directions come from grid.c; nothing here depends on them).
  *
  * Window layout, in units of one double (disp_unit = 8):
  *   put methods: one slot of `count` doubles per direction; the message for
- *     direction d goes to partner[d]'s slot halo_opp[d], so rbuf[d] = slot d
- *     and every direction has its own slot (a partner that is ours twice on a
- *     2x2 periodic mesh, or ourselves on a periodic dimension of 1, never
- *     collides);
+ *     direction d goes to partner[d]'s slot opp[d], so rbuf[d] = slot d and
+ *     every direction has its own slot (a partner that is ours in several
+ *     directions on a periodic extent of 2, or ourselves on an extent of 1,
+ *     never collides);
  *   get methods: the window holds the send buffers (sbuf[d] = slot d) and
- *     rbuf[d] is read from partner[d]'s slot halo_opp[d];
- *   passive target (lock-put, lockall-flush): two sets of slots (by the
- *     parity of the iteration) and, after them, one 64-bit flag per
- *     direction.  Iteration n puts the data into set n % 2, completes it with
- *     a flush, then writes n into the target's flag with MPI_Accumulate
- *     (MPI_REPLACE); the target polls its flags with MPI_Fetch_and_op
- *     (MPI_NO_OP, atomic with the accumulate) until every one is >= n, then
- *     MPI_Win_sync.  Two sets make it race-free without a second message:
- *     an origin writes set n % 2 again only in iteration n + 2, which it
- *     starts after receiving the target's iteration n + 1 data, which the
- *     target sends only after it has finished with iteration n.
+ *     rbuf[d] is read from partner[d]'s slot opp[d];
+ *   passive target (lock-put, lock-get, lockall-flush): two sets of slots
+ *     (by the parity of the exchange) and, after them, one 64-bit flag per
+ *     direction.
+ *   lock-put, lockall-flush: exchange n puts the data into set n % 2,
+ *     completes it with a flush, then writes n into the target's flag with
+ *     MPI_Accumulate (MPI_REPLACE); the target polls its flags with
+ *     MPI_Fetch_and_op (MPI_NO_OP, atomic with the accumulate) until every
+ *     one is >= n, then MPI_Win_sync.  Two sets make it race-free without a
+ *     second message: an origin writes set n % 2 again only in exchange
+ *     n + 2, which it starts after receiving the target's exchange n + 1
+ *     data, which the target sends only after it has finished with n.
+ *   lock-get: set n % 2 holds what a process exposes in exchange n (sbuf[]
+ *     points there); it publishes it (MPI_Win_sync), writes n into each
+ *     neighbour's flag ("ready"), waits until its own flags are >= n, then
+ *     gets from every neighbour, each get completed by its unlock.  An owner
+ *     writes set n % 2 again only for exchange n + 2, after it has finished
+ *     n + 1, i.e. after every neighbour's "ready n + 1" — which a neighbour
+ *     sends only once its gets of n are complete (at the target too).
  *
  * --assert applies MPI_MODE_NOPRECEDE to the opening and MPI_MODE_NOSUCCEED
  * to the closing fence, MPI_MODE_NOCHECK to MPI_Win_lock / MPI_Win_lock_all
@@ -134,7 +143,7 @@ static const char *pscw_get_setup(struct halo *h) { return active_setup(h, GET, 
 static void transfer(struct halo *h)
 {
     for (int i = 0; i < h->ndirs; i++) {
-        int d = h->dirs[i], o = halo_opp[d];
+        int d = h->dirs[i], o = h->opp[d];
         if (R.kind == PUT)
             MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, R.win);
         else
@@ -182,9 +191,10 @@ static void pscw_free(struct halo *h)
 
 /* ---------------------------------------------------- passive target */
 
-static const char *passive_setup(struct halo *h)
+static const char *passive_setup(struct halo *h, enum kind kind)
 {
 #ifdef MB_SIMULATED
+    (void)kind;
     /* from 16 simulated ranks on the flag polling crawls: each poll advances
      * simulated time by ~1e-10 s while partners' messages take microseconds.
      * Charging a poll 1 us (smpi_execute) fixes it up to 64 ranks but is too
@@ -194,22 +204,30 @@ static const char *passive_setup(struct halo *h)
     MPI_Aint n = 2 * (MPI_Aint)h->nnbr * h->count + h->nnbr; /* two sets of slots + flags */
     const char *why = make_window(h, n);
     if (why) return why;
-    R.kind = PUT;
+    R.kind = kind;
     R.flag0 = 2 * (MPI_Aint)h->nnbr * h->count;
-    for (int d = 0; d < h->nnbr; d++) h->rbuf[d] = R.mem + slot(h, 0, d);
+    for (int d = 0; d < h->nnbr; d++) {
+        if (kind == PUT)
+            h->rbuf[d] = R.mem + slot(h, 0, d);
+        else
+            h->sbuf[d] = R.mem + slot(h, 1, d); /* what exchange 1 exposes */
+    }
     return NULL;
 }
 
+static const char *lock_put_setup(struct halo *h) { return passive_setup(h, PUT); }
+static const char *lock_get_setup(struct halo *h) { return passive_setup(h, GET); }
+
 static const char *lockall_setup(struct halo *h)
 {
-    const char *why = passive_setup(h);
+    const char *why = passive_setup(h, PUT);
     if (!why) MPI_Win_lock_all(R.a_lock, R.win);
     return why;
 }
 
-/* Waits until every direction's flag says iteration n arrived, then makes
- * the data visible to loads; rbuf[] then points at set n % 2.  The caller
- * holds a passive epoch that includes this process. */
+/* Waits until every direction's flag is >= n, then makes the window
+ * visible to loads (put: rbuf[] then points at set n % 2).  The caller holds
+ * a passive epoch that includes this process. */
 static void await(struct halo *h, int64_t n)
 {
     int me = h->rank;
@@ -222,7 +240,8 @@ static void await(struct halo *h, int64_t n)
         } while (v < n);
     }
     MPI_Win_sync(R.win);
-    for (int i = 0; i < h->ndirs; i++) h->rbuf[h->dirs[i]] = R.mem + slot(h, (int)(n & 1), h->dirs[i]);
+    if (R.kind == PUT)
+        for (int i = 0; i < h->ndirs; i++) h->rbuf[h->dirs[i]] = R.mem + slot(h, (int)(n & 1), h->dirs[i]);
 }
 
 /* Per partner: lock (shared); put; flush; flag; unlock.  Then lock myself
@@ -236,7 +255,7 @@ static void lock_put_run(struct halo *h, long iters)
         int64_t n = ++R.epoch;
         int par = (int)(n & 1);
         for (int i = 0; i < h->ndirs; i++) {
-            int d = h->dirs[i], o = halo_opp[d], p = h->partner[d];
+            int d = h->dirs[i], o = h->opp[d], p = h->partner[d];
             MPI_Win_lock(MPI_LOCK_SHARED, p, R.a_lock, R.win);
             MPI_Put(h->sbuf[d], h->count, DBL, p, slot(h, par, o), h->count, DBL, R.win);
             MPI_Win_flush(p, R.win);
@@ -246,6 +265,38 @@ static void lock_put_run(struct halo *h, long iters)
         MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win);
         await(h, n);
         MPI_Win_unlock(h->rank, R.win);
+    }
+}
+
+/* Per exchange n (the data exposed in set n % 2): lock myself, publish my
+ * stores; per partner lock (shared), flag "ready n", unlock; lock myself,
+ * poll my flags; per partner lock, get, unlock (completes the get at both
+ * ends).  sbuf[] then moves to set (n + 1) % 2, where the next exchange's
+ * data is written: safe, see the top of this file. */
+static void lock_get_run(struct halo *h, long iters)
+{
+    for (long it = 0; it < iters; it++) {
+        int64_t n = ++R.epoch;
+        int par = (int)(n & 1);
+        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win);
+        MPI_Win_sync(R.win);
+        MPI_Win_unlock(h->rank, R.win);
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i], p = h->partner[d];
+            MPI_Win_lock(MPI_LOCK_SHARED, p, R.a_lock, R.win);
+            MPI_Accumulate(&n, 1, MPI_INT64_T, p, R.flag0 + h->opp[d], 1, MPI_INT64_T, MPI_REPLACE, R.win);
+            MPI_Win_unlock(p, R.win);
+        }
+        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win);
+        await(h, n);
+        MPI_Win_unlock(h->rank, R.win);
+        for (int i = 0; i < h->ndirs; i++) {
+            int d = h->dirs[i], p = h->partner[d];
+            MPI_Win_lock(MPI_LOCK_SHARED, p, R.a_lock, R.win);
+            MPI_Get(h->rbuf[d], h->count, DBL, p, slot(h, par, h->opp[d]), h->count, DBL, R.win);
+            MPI_Win_unlock(p, R.win);
+        }
+        for (int d = 0; d < h->nnbr; d++) h->sbuf[d] = R.mem + slot(h, par ^ 1, d);
     }
 }
 
@@ -259,13 +310,13 @@ static void lockall_run(struct halo *h, long iters)
         int par = (int)(n & 1);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, par, halo_opp[d]), h->count, DBL, R.win);
+            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, par, h->opp[d]), h->count, DBL, R.win);
         }
         MPI_Win_flush_all(R.win);
         R.flagval = n;
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Accumulate(&R.flagval, 1, MPI_INT64_T, h->partner[d], R.flag0 + halo_opp[d], 1, MPI_INT64_T,
+            MPI_Accumulate(&R.flagval, 1, MPI_INT64_T, h->partner[d], R.flag0 + h->opp[d], 1, MPI_INT64_T,
                            MPI_REPLACE, R.win);
         }
         MPI_Win_flush_all(R.win);
@@ -285,7 +336,8 @@ const struct halo_method halo_rma_methods[] = {
     {"rma-fence-get", fence_get_setup, fence_run, active_free},
     {"rma-pscw-put", pscw_put_setup, pscw_run, pscw_free},
     {"rma-pscw-get", pscw_get_setup, pscw_run, pscw_free},
-    {"rma-lock-put", passive_setup, lock_put_run, active_free},
+    {"rma-lock-put", lock_put_setup, lock_put_run, active_free},
+    {"rma-lock-get", lock_get_setup, lock_get_run, active_free},
     {"rma-lockall-flush", lockall_setup, lockall_run, lockall_free},
     {0},
 };
