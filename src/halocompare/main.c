@@ -222,7 +222,8 @@ static double sent_bytes(const struct halo *h)
 
 static double *sbuf_own[MAXDIR], *rbuf_own[MAXDIR];
 
-static void run_halo(struct mb_run *run, struct halo *h)
+/* sw: one size sweep per method (-m: --sweep-budget is shared over each method's sizes) */
+static void run_halo(struct mb_run *run, struct halo *h, struct mb_sweep *sw)
 {
     double sent = sent_bytes(h);
     for (int j = 0; j < nmethods; j++) {
@@ -245,7 +246,8 @@ static void run_halo(struct mb_run *run, struct halo *h)
             mb_na(run, &row, "%s", why);
         } else {
             struct call c = {h, methods[i], -1};
-            struct mb_kernel k = {.state = &c, .comm = h->comm, .run = method_run, .fill = fill, .check = check};
+            struct mb_kernel k = {
+                .state = &c, .comm = h->comm, .run = method_run, .fill = fill, .check = check, .sweep = &sw[i]};
             mb_measure(run, &k, &row);
             if (methods[i]->teardown) methods[i]->teardown(h);
         }
@@ -254,7 +256,7 @@ static void run_halo(struct mb_run *run, struct halo *h)
 }
 
 /* The centre process (every coordinate at half its extent) sends alone. */
-static void run_one_sender(struct mb_run *run, struct halo *h)
+static void run_one_sender(struct mb_run *run, struct halo *h, struct mb_sweep *sw)
 {
     struct call c = {h, NULL, 0};
     for (int i = 0; i < h->ndims; i++) c.sender = c.sender * h->dims[i] + h->dims[i] / 2;
@@ -267,7 +269,7 @@ static void run_one_sender(struct mb_run *run, struct halo *h)
     mb_begin(run, &row);
     memcpy(h->sbuf, sbuf_own, sizeof sbuf_own);
     memcpy(h->rbuf, rbuf_own, sizeof rbuf_own);
-    struct mb_kernel k = {.state = &c, .comm = h->comm, .run = one_sender_run, .fill = fill, .check = check};
+    struct mb_kernel k = {.state = &c, .comm = h->comm, .run = one_sender_run, .fill = fill, .check = check, .sweep = sw};
     mb_measure(run, &k, &row);
     mb_end(run, &row);
 }
@@ -336,10 +338,11 @@ int main(int argc, char **argv)
                     mb_order(run, 2, nnbrs, nb, 1);
                     h.comm_name = "world";
                     halo_neighbors(&h, MPI_COMM_WORLD, nd, p, nbrs[nb]);
+                    struct mb_sweep sw = {0};
                     for (int s = 0; s < nsizes; s++) {
                         mb_order(run, 3, nsizes, s, 1);
                         h.count = (int)counts[s];
-                        run_one_sender(run, &h);
+                        run_one_sender(run, &h, &sw);
                     }
                 }
                 continue;
@@ -351,10 +354,11 @@ int main(int argc, char **argv)
             for (int nb = 0; nb < nnbrs; nb++) {
                 mb_order(run, 2, nnbrs, nb, 1);
                 halo_neighbors(&h, comm, nd, p, nbrs[nb]);
+                struct mb_sweep sw[64] = {{0}}; /* per method (at most 64: collect_methods) */
                 for (int s = 0; s < nsizes; s++) {
                     mb_order(run, 3, nsizes, s, 1);
                     h.count = (int)counts[s];
-                    run_halo(run, &h);
+                    run_halo(run, &h, sw);
                 }
             }
             if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
