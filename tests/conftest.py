@@ -116,3 +116,80 @@ def lib(request: pytest.FixtureRequest) -> str:
     if not shutil.which(f"mpiexec.{request.param}"):
         pytest.skip(f"mpiexec.{request.param} not installed")
     return str(request.param)
+
+
+def stdout_tables(stdout: str) -> list[str]:
+    """A program's stdout split at blank lines into tables, each with the blocks it wraps into past 120
+    columns joined back (a continuation starts with its indented group labels, or with its header row
+    and the dashes under it, never with a title)."""
+    out: list[str] = []
+    for chunk in stdout.split("\n\n"):
+        lines = chunk.split("\n")
+        cont = bool(out) and (lines[0].startswith(" ") or (len(lines) > 1 and set(lines[1]) == {"-"}))
+        if cont:
+            out[-1] += "\n" + chunk
+        else:
+            out.append(chunk)
+    return out
+
+
+def header_words(table: str, first: str) -> list[str]:
+    """The column names of a (possibly wrapped) table: the words of every header row starting with
+    first, the repeated row-label column kept once."""
+    words: list[str] = []
+    for line in table.splitlines():
+        if line.split()[:1] == [first]:
+            words += line.split()[0 if not words else 1:]
+    return words
+
+
+def joined_rows(text: str, title: str) -> list[str]:
+    """The rows of the text table under title, each one line again: a table wider than 120 columns
+    wraps into blocks that repeat the row label, and every block's row is appended to the first's."""
+    lines = text.splitlines()
+    start = next(i for i, s in enumerate(lines) if s.startswith(title))
+    blocks: list[list[str]] = [[]]
+    for s in lines[start + 1:]:
+        if s.strip():
+            blocks[-1].append(s)
+        elif blocks[-1]:
+            blocks.append([])
+    blocks = [b for b in blocks if b and len(b) > 1 and set(b[1]) == {"-"}]  # tables (header over dashes)
+    first = blocks[0]
+    out = list(first)
+    for b in blocks[1:]:
+        if len(b) < len(first) or b[0].split()[0] != first[0].split()[0]:
+            break  # the next table, not a continuation (notes may follow a continuation's last row)
+        for i, s in enumerate(b[:len(first)]):
+            common = len(os.path.commonprefix([first[i], s]))
+            out[i] += "  " + s[common:].strip()
+    return out
+
+
+def text_table(stdout: str, title: str) -> list[list[str]]:
+    """The lines of the stdout table under title, split in cells (header and groups included); the
+    blocks a table wider than 120 columns wraps into are joined back, row by row."""
+    lines = stdout.splitlines()
+    start = next(i for i, s in enumerate(lines) if s.startswith(title))
+    while lines[start + 1].startswith("  ") and not lines[start + 1].startswith("   "):
+        start += 1  # the title wrapped (mpimb-report indents its continuation by two spaces)
+    blocks: list[list[str]] = [[]]
+    for i in range(start + 1, len(lines)):
+        s = lines[i]
+        if s.strip():
+            blocks[-1].append(s)
+            continue
+        after = lines[i + 1:i + 3]  # a continuation: group labels (indented), or a header over dashes
+        if len(after) == 2 and (after[0].startswith(" ") or set(after[1]) == {"-"}):
+            blocks.append([])
+            continue
+        break
+    out = [s.split() for s in blocks[0]]
+    for b in blocks[1:]:
+        for row, s in zip(out, b):
+            words = s.split()
+            if s.startswith(" "):  # group labels: a continued group's name is not repeated
+                row += [] if words[-1] == "(cont.)" else words
+            elif set(s) != {"-"}:
+                row += words[1:]  # the row label (column 0) is repeated in every block
+    return out

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import bindir, check_schema, launcher, run_mpi
+from conftest import bindir, check_schema, launcher, run_mpi, text_table
 
 LIBRARY = ("barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall",
            "reduce_scatter_block", "scan")
@@ -47,10 +47,10 @@ def expected_rows(sizes: list[int]) -> set[tuple[str, str, str]]:
 
 
 def table_rows(stdout: str, title: str) -> list[list[str]]:
-    """The data lines of the stdout table whose title starts with title."""
-    block = stdout.split("\n" + title, 1)[1].split("\n\n", 1)[0].splitlines()
-    sep = next(i for i, line in enumerate(block) if line.startswith("---"))
-    return [line.split() for line in block[sep + 1:]]
+    """The data lines of the stdout table whose title starts with title (wrapped blocks joined)."""
+    t = text_table(stdout, title)
+    sep = next(i for i, row in enumerate(t) if row and set(row[0]) == {"-"})
+    return t[sep + 1:]
 
 
 def check_run(run, n: int, sizes: list[int]) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]

@@ -11,7 +11,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Run, bindir, check_schema, launcher, run_mpi
+from conftest import (
+    Run,
+    bindir,
+    check_schema,
+    header_words,
+    launcher,
+    run_mpi,
+    stdout_tables,
+)
 
 RMA = ["rma-fence-put", "rma-fence-get", "rma-pscw-put", "rma-pscw-get", "rma-lock-put", "rma-lock-get",
        "rma-lockall-flush"]
@@ -43,7 +51,7 @@ def check_verified(
 
 def one_sided_table(stdout: str) -> list[str]:
     """The lines of the one-sided/neighbourhood tables."""
-    return [b for b in stdout.split("\n\n") if "one-sided and neighbourhood collectives" in b]
+    return [b for b in stdout_tables(stdout) if "one-sided and neighbourhood collectives" in b]
 
 
 @pytest.mark.parametrize(("lib", "n"), [("openmpi", 9), ("mpich", 2)])
@@ -56,8 +64,8 @@ def test_all_methods_verified(tmp_path: Path, lib: str, n: int) -> None:
     blocks = one_sided_table(run.stdout)
     assert len(blocks) == 2  # non-periodic and periodic
     for b in blocks:
-        header = next(line for line in b.splitlines() if line.startswith("comm "))
-        assert all(header.split().count(m) == 2 for m in NEW)  # once per neighbour group
+        header = header_words(b, "comm")
+        assert all(header.count(m) == 2 for m in NEW)  # once per neighbour group
         assert all(any(line.split()[:1] == [c] for line in b.splitlines()) for c in COMMS)
         assert "RMA: window MPI_Win_allocate, assertions none" in b
         assert "n/a" not in b

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, ROOT, bindir, launcher
+from conftest import COLUMNS, ROOT, bindir, joined_rows, launcher
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
 from helpers import browser_check, cli
@@ -134,8 +134,10 @@ def test_library_built(lib: str) -> None:
 
 # ---------------------------------------------------------------- counts against known counts
 
+# --sync barrier: a window start (--sync window) adds the exchanges of its window calibration and of
+# any rejected repetition, which the CSV counts (reps_rejected) but not exactly enough for this sum
 HALO = ["--methods", "irecv-isend", "--comms", "world", "--neighbors", "4", "--periodic", "yes", "--tests", "halo",
-        "--reps", "7", "--max-reps", "7", "--warmup", "3", "--min-rep-time", "0", "--verify"]
+        "--reps", "7", "--max-reps", "7", "--warmup", "3", "--min-rep-time", "0", "--verify", "--sync", "barrier"]
 
 
 def grid_peers(n: int) -> list[list[int]]:
@@ -297,12 +299,12 @@ def test_lammps_report(lammps: dict[int, Path], tmp_path: Path, capsys: pytest.C
                   "Communication matrix", "Heat map"):
         assert title in out, title
     assert "lmp -in" in out
-    ach = out[out.index("Achieved / achievable"):]
-    line = next(x for x in ach.splitlines() if x.startswith("MPI_Allreduce ") and "collectives allreduce at 4" in x)
+    ach = joined_rows(out, "Achieved / achievable")
+    line = next(x for x in ach if x.startswith("MPI_Allreduce ") and "collectives allreduce at 4" in x)
     # a benchmark time, rate and the ratio at the application's size
     assert re.search(r"\s[\d.]+\s+[\d.]+\s+[\d.]+\s+collectives allreduce at 4 ranks$", line), line
-    assert any(x.startswith("MPI_Send ") and "pingpong latency [intra]" in x for x in ach.splitlines())
-    assert "all point-to-point" in ach
+    assert any(x.startswith("MPI_Send ") and "pingpong latency [intra]" in x for x in ach)
+    assert any(x.startswith("all point-to-point ") for x in ach)
     assert "wait mean s" in out and "MPIMB_PROF_SYNC=1" in out
     ok, broken, _, ink = browser_check(page, tmp_path)
     assert ok == 1 and broken == 0, "the heat map must load"

@@ -179,7 +179,7 @@ def test_real_rows_follow_the_schema(real: Path, header: list[str]) -> None:
         assert len(row) == len(header), i
     # the harness adds how repetitions started (sync=...) to every measured row
     params = {re.sub(r"(^|;)sync=[^;]*", "", r[header.index("params")]).lstrip(";") for r in rows[1:]}
-    assert "assert=none;win=allocate" in params and "seed=1" in params
+    assert "assert=none;dims=2;win=allocate" in params and "dims=2;seed=1" in params
 
 
 def test_real_json_follows_meta_schema(real: Path) -> None:

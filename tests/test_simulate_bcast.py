@@ -7,6 +7,8 @@ the other broadcasts at 2 ranks) within 5 %."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import subprocess
 from pathlib import Path
@@ -79,16 +81,16 @@ def test_exact_segmented_chain_two_nodes(tmp_path: Path) -> None:
     report = ROOT / ".venv" / "bin" / "mpimb-report"
     if not report.exists():
         pytest.skip("no .venv (make venv)")
-    p = subprocess.run([str(report), "model", str(tmp_path / "pp.csv"), str(tmp_path / "c.csv")],
+    # as CSV: the text table, with its formula column, wraps past 120 columns
+    p = subprocess.run([str(report), "model", str(tmp_path / "pp.csv"), str(tmp_path / "c.csv"), "--format", "csv"],
                        capture_output=True, text=True, timeout=300, check=False)
     assert p.returncode == 0, p.stderr
-    block = p.stdout.split("Broadcast algorithms, sim-two-node", 1)[1]
+    block = p.stdout.split("Broadcast algorithms, sim-two-node", 1)[1].split("\n", 1)[1].split("\n#", 1)[0]
     seen: dict[str, list[tuple[str, int, float]]] = {}
-    for line in block.splitlines():
-        m = re.match(r"(bcast \S+|series \S+)\s+(\S+)\s+(.*?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\S", line)
-        if m:
-            k = re.search(r"k=(\d+)", m.group(3))
-            seen.setdefault(m.group(1), []).append((m.group(2), int(k.group(1)) if k else 0, float(m.group(6))))
+    for name, size, terms, _meas, _pred, ratio, formula in list(csv.reader(io.StringIO(block)))[1:]:
+        assert formula, name  # every row says the formula it used
+        k = re.search(r"k=(\d+)", terms)
+        seen.setdefault(name, []).append((size, int(k.group(1)) if k else 0, float(ratio)))
     sizes = [f"{1 << i}K" for i in range(10)] + ["1M"]
     for name in ("bcast chain", "bcast tree-pipelined", "bcast binomial", "bcast scatter-allgather",
                  "series chain", "series bcast-loop"):

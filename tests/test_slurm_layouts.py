@@ -7,6 +7,8 @@ same / rotate, one cell per set (MPI library · method).  Input checking and
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import subprocess
@@ -96,25 +98,23 @@ def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> N
     if not MPIMB_REPORT.exists():
         pytest.skip("no .venv (make venv): the table needs mpimb-report")
     assert "Layouts: reduce / bcast / allreduce" in (results / label / "report.html").read_text()
-    t = run([MPIMB_REPORT, "table", collected], timeout=300)
+    # the table as CSV (the text form wraps this 10-column table into blocks of 120 columns)
+    t = run([MPIMB_REPORT, "table", collected, "--format", "csv"], timeout=300)
     assert t.returncode == 0, t.stderr
-    block = t.stdout.split("Layouts: reduce / bcast / allreduce × nodes × ranks per node × root — layouts\n", 1)[1]
-    lines = block.split("\n\n", 1)[0].splitlines()
-    # the layout groups, smallest first among equal rank counts: 4x1, 2x2, 1x4
-    assert re.match(r" +4x1 \(nodes x ppn\) +2x2 \(nodes x ppn\) +1x4 \(nodes x ppn\)$", lines[0]), lines[0]
+    block = t.stdout.split("# Layouts: reduce / bcast / allreduce × nodes × ranks per node × root — layouts\n", 1)[1]
+    table = list(csv.reader(io.StringIO(block.split("\n#", 1)[0])))
     sets = ["MPICH 4.0.2 · library", "MPICH 4.0.2 · 2level", "MPICH 4.0.2 · 2level-shm"]
-    assert re.split(r"\s{2,}", lines[1].strip()) == ["collective · root · bytes"] + sets * 3
-    rows = {}
-    for line in lines[3:]:
-        if "·" not in line[:30]:
-            break
-        name, *cells = re.split(r"\s{2,}", line.strip())
-        rows[name] = cells
+    # the layout groups, smallest first among equal rank counts: 4x1, 2x2, 1x4
+    assert table[0] == ["collective · root · bytes"] + [f"{lay} (nodes x ppn) {s}" for lay in ("4x1", "2x2", "1x4") for s in sets]
+    rows = {r[0]: r[1:] for r in table[1:] if r}
     want = [f"{t} · {r} · {b}" for t, roots in (("reduce", ("same", "rotate")), ("bcast", ("same", "rotate")),
                                                 ("allreduce", ("-",))) for r in roots for b in (8, 16)]
     assert list(rows) == want
     for name, cells in rows.items():
         assert len(cells) == 9 and all(re.fullmatch(r"[\d.]+", x) for x in cells), (name, cells)
+    text = run([MPIMB_REPORT, "table", collected], timeout=300).stdout
+    assert "Layouts: reduce / bcast / allreduce" in text and "4x1 (nodes x ppn)" in text
+    block = text
     assert "ran as" not in block  # MPI's layout is Slurm's
     for d in collected.iterdir():
         (meta,) = (json.loads(f.read_text()) for f in d.glob("collectives-*.json"))

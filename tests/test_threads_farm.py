@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import check_schema, run_mpi
+from conftest import check_schema, run_mpi, text_table
 
 MW = ("mpi-only", "comm-threads", "worker-overlap")
 PLACES = ("same-pu", "smt-sibling", "other-core", "unbound")
@@ -28,24 +28,12 @@ def param(row: dict[str, str], key: str) -> str:
     return dict(kv.split("=", 1) for kv in row["params"].split(";"))[key]
 
 
-def table(stdout: str, title: str) -> list[list[str]]:
-    """The lines of the stdout table under title, split in cells (header and groups included)."""
-    lines = stdout.splitlines()
-    start = next(i for i, s in enumerate(lines) if s.startswith(title))
-    out = []
-    for s in lines[start + 1:]:
-        if not s.strip():
-            break
-        out.append(s.split())
-    return out
-
-
 def report_table(results: Path, title: str) -> list[list[str]]:
     """mpimb-report table on a directory of results: the table under title."""
     p = subprocess.run([sys.executable, "-m", "mpimb", "table", str(results)], capture_output=True, text=True,
                        timeout=300, check=False)
     assert p.returncode == 0, p.stderr
-    return table(p.stdout, title)
+    return text_table(p.stdout, title)
 
 
 def test_master_worker(lib: str, tmp_path: Path) -> None:
@@ -75,7 +63,7 @@ def test_master_worker(lib: str, tmp_path: Path) -> None:
     cpu = {(x["method"], param(x, "workers")): x["ranks"] for x in meta["thread_cpu"]["rows"]}
     assert len(cpu[("comm-threads", "3")][0]) == 3 and len(cpu[("worker-overlap", "1")][1]) == 2
     assert cpu[("mpi-only", "1")][2:] == [[], []] and len(cpu[("mpi-only", "3")][3]) == 1
-    t = table(run.stdout, "master-worker: 6 blocks of 65536 B, bzip2")
+    t = text_table(run.stdout, "master-worker: 6 blocks of 65536 B, bzip2")
     assert t[0] == list(MW) and t[1] == ["workers", *["blocks/s", "MB/s", "speedup", "eff", "%", "cpu", "%"] * 3]
     body = t[3:]
     assert [r[0] for r in body] == ["1", "2", "3"]
@@ -171,7 +159,7 @@ def test_placement(lib: str, tmp_path: Path) -> None:
     assert [x["rank"] for x in same] == [0, 1]
     assert all(x["compute"] == x["comm"] and x["compute"].isdigit() for x in same)  # one PU, read back
     assert same[0]["compute"] != same[1]["compute"]  # the two sides on different cores
-    t = table(run.stdout, "overlap by placement of the communication thread")
+    t = text_table(run.stdout, "overlap by placement of the communication thread")
     assert t[0] == list(PLACES) and [r[0] for r in t[3:7]] == ["serial", "comm-thread", "spmd", "same-pu:"]
     if not smt:
         assert "  smt-sibling: n/a: no SMT: core 0 has one PU (P#0)" in run.stdout
