@@ -131,7 +131,7 @@ def test_pingpong_defaults_in_help() -> None:
     if not exe.exists():
         pytest.skip("not built")
     out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
-    assert "pingpong's own defaults: --rel-ci 0.01 --sweep-budget 1.2" in out
+    assert "pingpong's own defaults: --rel-ci 0.01 --min-rep-time 5e-05 --sweep-budget 1.4" in out
 
 
 def test_ci_column_matches_csv(tmp_path: Path) -> None:

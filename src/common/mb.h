@@ -87,7 +87,8 @@ struct mb_program {
     void (*list)(void);              /* prints what --list shows (rank 0) */
     /* Cross-option checks after parsing; returns NULL or a message ("--x needs --y"). */
     const char *(*validate)(void);
-    double rel_ci, sweep_budget; /* the program's own defaults for --rel-ci and --sweep-budget (0: common) */
+    /* the program's own defaults for --rel-ci, --sweep-budget and --min-rep-time (0: the common ones) */
+    double rel_ci, sweep_budget, min_rep_time;
 };
 
 /* ------------------------------------------------------------ run state */

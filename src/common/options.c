@@ -243,6 +243,7 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     /* the program's own defaults, then --quick's */
     if (prog->rel_ci > 0 && !explicit_common(&O.rel_ci)) O.rel_ci = prog->rel_ci;
     if (prog->sweep_budget > 0 && !O.quick && !explicit_common(&O.sweep_budget)) O.sweep_budget = prog->sweep_budget;
+    if (prog->min_rep_time > 0 && !explicit_common(&O.min_rep_time)) O.min_rep_time = prog->min_rep_time;
     if (O.quick) {
         if (!explicit_common(&O.warmup)) O.warmup = 1;
         if (!explicit_common(&O.reps)) O.reps = 3;
@@ -326,9 +327,10 @@ void mb_print_help(const struct mb_program *prog)
             printf("\n");
         }
     }
-    if (prog->rel_ci > 0 || prog->sweep_budget > 0) {
+    if (prog->rel_ci > 0 || prog->sweep_budget > 0 || prog->min_rep_time > 0) {
         printf("\n%s's own defaults:", prog->name);
         if (prog->rel_ci > 0) printf(" --rel-ci %g", prog->rel_ci);
+        if (prog->min_rep_time > 0) printf(" --min-rep-time %g", prog->min_rep_time);
         if (prog->sweep_budget > 0) printf(" --sweep-budget %g (not with --quick)", prog->sweep_budget);
         printf("\n");
     }

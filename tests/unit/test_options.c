@@ -15,6 +15,8 @@ static const struct mb_option opts[] = {
     {0},
 };
 static const struct mb_program prog = {.name = "t", .summary = "", .options = opts};
+static const struct mb_program own = {
+    .name = "o", .summary = "", .options = opts, .rel_ci = 0.01, .sweep_budget = 1.4, .min_rep_time = 5e-5};
 static const struct mb_program sized = {
     .name = "s", .summary = "", .options = opts, .flags = MB_USES_SIZES, .size_max = 1 << 22, .quick_size_max = 4096};
 
@@ -85,6 +87,11 @@ int main(void)
     CHECK(parse(&prog, &o, &action, "--quick", NULL, NULL) == NULL && o.reps == 3 && o.max_reps == 3 &&
           o.min_rep_time == 0);
     CHECK(parse(&prog, &o, &action, "--quick", "--reps", "7") == NULL && o.reps == 7 && o.max_reps == 7);
+    /* a program's own defaults: over the common ones, under what the user gives and under --quick */
+    CHECK(parse(&own, &o, &action, NULL, NULL, NULL) == NULL && o.rel_ci == 0.01 && o.sweep_budget == 1.4 &&
+          o.min_rep_time == 5e-5);
+    CHECK(parse(&own, &o, &action, "--min-rep-time", "0.002", NULL) == NULL && o.min_rep_time == 0.002);
+    CHECK(parse(&own, &o, &action, "--quick", NULL, NULL) == NULL && o.min_rep_time == 0 && o.sweep_budget == 0);
     /* sizes */
     CHECK(parse(&sized, &o, &action, NULL, NULL, NULL) == NULL && o.size_min == 0 && o.size_max == 1 << 22);
     CHECK(parse(&sized, &o, &action, "--quick", NULL, NULL) == NULL && o.size_max == 4096);
