@@ -58,7 +58,8 @@ def make_set(d: Path, label: str, rows: int, speed: float, seed: int) -> None:
         "time_mean_s": t + spread / 4, "time_max_s": t + 2 * spread, "time_stddev_s": spread / 2,
         "time_ci_lo_s": t - spread / 2, "time_ci_hi_s": t + spread / 2, "time_p90_s": t + spread,
         "time_p99_s": t + 1.8 * spread, "rank_min_s": 0.8 * t, "rank_mean_s": 0.9 * t, "reps_rejected": "",
-        "sync_error_s": "", "cpu_pct": "", "mbps": nbytes / t / 1e6, "agg_mbps": "", "verified": "yes",
+        "sync_error_s": "", "cpu_pct": "", "mbps": nbytes / t / 1e6, "agg_mbps": "", "calls": "", "total_bytes": "",
+        "slowest_rank": "", "verified": "yes",
         "label": label,
     })
     df["nnodes"] = np.maximum(1, nprocs // 32)
