@@ -278,6 +278,27 @@ def test_threads_multiple_exact(tmp_path: Path) -> None:
     assert p.pairs() == ompi_monitoring(tmp_path / "mon", 2)
 
 
+def test_matrix_across_communicators(tmp_path: Path) -> None:
+    """Sends on several communicators, one of them reordered (evenodd), each created for its tests and
+    freed after them: the profiler keeps the last communicator's rank map per thread and must drop it
+    when any map is freed, since the library hands the same handle out again for another group. The
+    matrix equals Open MPI's PML monitoring pair by pair."""
+    exe = bindir("openmpi") / "halocompare"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    mon = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
+           "--mca", "pml_monitoring_filename", str(tmp_path / "mon")]
+    cmd = [str(exe), "--quick", "--comms", "world,dup,evenodd,cart", "--methods", "irecv-isend,sendrecv",
+           "--neighbors", "4", "--periodic", "yes", "--tests", "halo", "--sync", "barrier", "-o",
+           str(tmp_path / "h.csv")]
+    # 6 ranks: a 3x2 grid, whose partners change with the ordering (a 2x2 periodic grid's do not)
+    r = run_profiled("openmpi", 6, cmd, tmp_path / "prof", launch_extra=mon)
+    assert r.returncode == 0, r.stderr[-3000:]
+    p = Profile(tmp_path / "prof")
+    p.check_format(6)
+    assert p.pairs() == ompi_monitoring(tmp_path / "mon", 6)
+
+
 def test_lammps_report(lammps: dict[int, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """mpimb-report profile on the LAMMPS run plus pingpong and collectives results of this machine:
     the application's tables and the achieved / achievable table with numbers; the HTML renders."""

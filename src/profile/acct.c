@@ -62,7 +62,14 @@ static int free_map(void *obj, int key, void *val, void *extra)
     free(val);
     return MPI_SUCCESS;
 }
-static int free_comm_map(MPI_Comm c, int k, void *v, void *x) { return free_map(&c, k, v, x); }
+/* Freeing any communicator's map moves the generation on, which empties
+ * every thread's one-entry cache (comm_map): a handle may be reused. */
+static unsigned long map_generation = 1;
+static int free_comm_map(MPI_Comm c, int k, void *v, void *x)
+{
+    __atomic_fetch_add(&map_generation, 1, __ATOMIC_RELEASE);
+    return free_map(&c, k, v, x);
+}
 static int free_win_map(MPI_Win w, int k, void *v, void *x) { return free_map(&w, k, v, x); }
 
 void mbp_translate_init(void)
@@ -72,8 +79,18 @@ void mbp_translate_init(void)
     PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, free_win_map, &win_key, NULL);
 }
 
+/* The last communicator a thread sent on, so that a loop of sends on one
+ * communicator skips the attribute lookup (and its lock in the library). */
+static _Thread_local struct {
+    MPI_Comm comm;
+    const int *map;
+    unsigned long generation;
+} last;
+
 static const int *comm_map(MPI_Comm comm)
 {
+    unsigned long gen = __atomic_load_n(&map_generation, __ATOMIC_ACQUIRE);
+    if (last.map && last.comm == comm && last.generation == gen) return last.map;
     int *map = NULL, found = 0;
     guard(1);
     PMPI_Comm_get_attr(comm, comm_key, &map, &found);
@@ -87,6 +104,7 @@ static const int *comm_map(MPI_Comm comm)
         PMPI_Comm_set_attr(comm, comm_key, map);
     }
     guard(0);
+    last.comm = comm, last.map = map, last.generation = gen;
     return map;
 }
 
