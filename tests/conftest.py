@@ -143,29 +143,6 @@ def header_words(table: str, first: str) -> list[str]:
     return words
 
 
-def joined_rows(text: str, title: str) -> list[str]:
-    """The rows of the text table under title, each one line again: a table wider than 120 columns
-    wraps into blocks that repeat the row label, and every block's row is appended to the first's."""
-    lines = text.splitlines()
-    start = next(i for i, s in enumerate(lines) if s.startswith(title))
-    blocks: list[list[str]] = [[]]
-    for s in lines[start + 1:]:
-        if s.strip():
-            blocks[-1].append(s)
-        elif blocks[-1]:
-            blocks.append([])
-    blocks = [b for b in blocks if b and len(b) > 1 and set(b[1]) == {"-"}]  # tables (header over dashes)
-    first = blocks[0]
-    out = list(first)
-    for b in blocks[1:]:
-        if len(b) < len(first) or b[0].split()[0] != first[0].split()[0]:
-            break  # the next table, not a continuation (notes may follow a continuation's last row)
-        for i, s in enumerate(b[:len(first)]):
-            common = len(os.path.commonprefix([first[i], s]))
-            out[i] += "  " + s[common:].strip()
-    return out
-
-
 def text_table(stdout: str, title: str) -> list[list[str]]:
     """The lines of the stdout table under title, split in cells (header and groups included); the
     blocks a table wider than 120 columns wraps into are joined back, row by row."""

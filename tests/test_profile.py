@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, ROOT, bindir, joined_rows, launcher
+from conftest import COLUMNS, ROOT, bindir, launcher, text_table
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
 from helpers import browser_check, cli
@@ -320,7 +320,7 @@ def test_lammps_report(lammps: dict[int, Path], tmp_path: Path, capsys: pytest.C
                   "Communication matrix", "Heat map"):
         assert title in out, title
     assert "lmp -in" in out
-    ach = joined_rows(out, "Achieved / achievable")
+    ach = [" ".join(cells) for cells in text_table(out, "Achieved / achievable")]  # wrapped blocks joined
     line = next(x for x in ach if x.startswith("MPI_Allreduce ") and "collectives allreduce at 4" in x)
     # a benchmark time, rate and the ratio at the application's size
     assert re.search(r"\s[\d.]+\s+[\d.]+\s+[\d.]+\s+collectives allreduce at 4 ranks$", line), line
