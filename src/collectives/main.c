@@ -106,7 +106,7 @@ static const struct mb_program program = {
     .summary = "MPI collectives (blocking and nonblocking), user-level broadcast algorithms, two-level (node-aware) "
                "collectives and the series test, time per call over message sizes",
     .options = options,
-    .flags = MB_USES_SIZES | MB_SYNC_AUTO,
+    .flags = MB_USES_SIZES | MB_WINDOW_BY_DEFAULT,
     .size_min = 0,
     .size_max = 1 << 20,
     .quick_size_max = 4096,

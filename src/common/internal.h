@@ -77,6 +77,11 @@ void mb_order_seed(struct mb_run *run); /* every rank agrees on the seed (collec
 void mb_order_insert(struct mb_run *run, struct mb_row *row); /* into run->rows at its fixed-order place */
 void mb_order_free(struct mb_run *run);
 
+/* measure.c: what ends a test's repetitions after n samples ("ci",
+ * "max-reps", "budget"), or NULL to go on; ratio is the median interval's
+ * half-width over the target (<= 1: reached). */
+const char *mb_stop_reason(const struct mb_opts *o, long n, double ratio, double elapsed, double budget);
+
 /* meta.c: the binding check (rank 0 prints the warning once) */
 void mb_binding_warn(struct mb_run *run);
 

@@ -17,12 +17,16 @@
 #include <stdio.h>
 
 #define MB_SCHEMA_VERSION 2 /* analysis/mpimb/schema/ defines it */
+/* The fewest repetitions that give the median a 95 % order-statistic
+ * interval (below 6, [min, max] covers less than 95 %): the timing loop
+ * never stops on "ci" below it, and rows with fewer carry no interval. */
+#define MB_CI_MIN_REPS 6
 
 /* ---------------------------------------------------------------- options */
 
 enum mb_stat { MB_STAT_MEDIAN, MB_STAT_MIN, MB_STAT_MEAN };
 /* How a repetition starts (--sync; docs/measurement.md).  AUTO: the
- * program's default (MB_SYNC_AUTO programs: window where the clocks agree
+ * program's default (MB_WINDOW_BY_DEFAULT programs: window where the clocks agree
  * well enough, else barrier; the others: barrier). */
 enum mb_sync { MB_SYNC_AUTO = -1, MB_SYNC_BARRIER, MB_SYNC_WINDOW };
 
@@ -69,10 +73,10 @@ struct mb_opts {
 
 #define MB_USES_SIZES 1u /* the program sweeps message sizes (-m MIN:MAX) */
 #define MB_NOT_TIMED 2u  /* not a timed benchmark (libmpimb-prof.so): no harness options in the metadata */
-/* --sync default: window for a test whose clocks are synchronised to within
- * MB_SYNC_FRACTION of one repetition, barrier otherwise (collectives,
- * halocompare: where every rank's start matters). */
-#define MB_SYNC_AUTO 4u
+/* Program flag: under --sync auto, window for a test whose clocks are
+ * synchronised to within MB_SYNC_FRACTION of one repetition, barrier
+ * otherwise (collectives, halocompare: where every rank's start matters). */
+#define MB_WINDOW_BY_DEFAULT 4u
 #define MB_SYNC_FRACTION 0.01
 
 struct mb_program {
@@ -84,6 +88,7 @@ struct mb_program {
     size_t quick_size_max;           /* the sweep's end with --quick */
     int thread_level;                /* requested in MPI_Init_thread */
     const int *thread_level_var;     /* if set, read after option parsing instead */
+    const long *threads_var;         /* threads per process (read after option parsing); NULL: 1 */
     void (*list)(void);              /* prints what --list shows (rank 0) */
     /* Cross-option checks after parsing; returns NULL or a message ("--x needs --y"). */
     const char *(*validate)(void);
@@ -247,6 +252,12 @@ void mb_param(struct mb_row *row, const char *key, const char *fmt, ...) __attri
 void mb_param_opt(const struct mb_run *run, struct mb_row *row, const char *option);
 /* Adds "key": raw_json to the run's metadata (rank 0; shown in the JSON). */
 void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json);
+/* Rank 0: the caveats every report prints under its heading, loudly: an
+ * oversubscribed run (ranks x threads beyond the PUs of a node), --quick
+ * (too few repetitions for any verdict). */
+void mb_print_caveats(FILE *f, const struct mb_run *run);
+/* Whether ranks x threads exceed the PUs the job may use on some node (rank 0). */
+int mb_oversubscribed(void);
 /* Writes complete metadata, closes files, finalizes MPI; returns the exit code. */
 int mb_finish(struct mb_run *run);
 

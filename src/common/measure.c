@@ -100,6 +100,16 @@ static double ci_ratio(const double *sorted, long n, double rel)
     return med > 0 ? fmax(med - sorted[lo], sorted[hi] - med) / (rel * med) : INFINITY;
 }
 
+const char *mb_stop_reason(const struct mb_opts *o, long n, double ratio, double elapsed, double budget)
+{
+    /* "ci" needs an interval that is one: at least MB_CI_MIN_REPS samples */
+    if (n >= o->reps && n >= MB_CI_MIN_REPS && ratio <= 1) return "ci";
+    if (n >= o->max_reps) return "max-reps";
+    /* rejected repetitions may leave fewer than --reps, but only past the budget */
+    if (elapsed >= budget && (n >= o->reps || (n > 0 && elapsed >= 4 * budget))) return "budget";
+    return NULL;
+}
+
 #define LATE 1e9 /* seconds added to a repetition some rank started late (--sync window) */
 
 static int cmp_double(const void *a, const void *b)
@@ -169,7 +179,7 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     double budget = sw && o->sweep_budget > 0 ? sw->budget / (sw->left > 0 ? sw->left : 1) : o->time_budget;
     /* --min-rep-time 0 (as --quick sets it) asks for one iteration per repetition */
     double min_rep = o->min_rep_time, tick100 = 100 * MPI_Wtick(), rep[2] = {0, 0}; /* time, wall time */
-    int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_SYNC_AUTO)), size;
+    int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_WINDOW_BY_DEFAULT)), size;
     MPI_Comm_size(k->comm, &size);
     want_sync = want_sync && size == run->nprocs; /* the clocks are the world's: only tests every rank runs */
     long K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100, sw ? sw->K : 0, rep) : 1;
@@ -186,6 +196,7 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
         start += 2 * w + 50e-6; /* every rank has left the allreduce by then */
     }
 
+    const long ci_floor = o->reps > MB_CI_MIN_REPS ? o->reps : MB_CI_MIN_REPS;
     long cap = o->max_reps, n = 0, batch = o->reps, room = 0, rejected = 0;
     double *loc = NULL, *got = NULL, *all = NULL, *sorted = NULL, *mine = NULL; /* mine: this rank's own times */
     const char *stop = NULL;
@@ -236,20 +247,15 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
         merge(sorted, n, loc, v);
         n += v;
         double ratio = ci_ratio(sorted, n, o->rel_ci);
-        if (n >= o->reps && ratio <= 1)
-            stop = "ci";
-        else if (n >= cap)
-            stop = "max-reps";
-        else if (elapsed >= budget && (n >= o->reps || (n > 0 && elapsed >= 4 * budget)))
-            stop = "budget"; /* rejected repetitions may leave fewer than --reps, but only past the budget */
-        else {
+        stop = mb_stop_reason(o, n, ratio, elapsed, budget);
+        if (!stop) {
             /* the interval narrows as 1/sqrt(n): what should reach the target, with a
              * margin, but at most half again, and not past the budget or the cap */
             double per_rep = window ? w : sorted[n / 2] * (double)K + 1e-6;
             long fit = (long)((budget - elapsed) / per_rep) + 1;
             double want = ceil((double)n * (ratio * ratio - 1) * 1.2);
-            batch = n < o->reps ? o->reps - n : n / 2 > 1 ? n / 2 : 1;
-            if (n >= o->reps && want < batch) batch = want > 2 ? (long)want : 2;
+            batch = n < ci_floor ? ci_floor - n : n / 2 > 1 ? n / 2 : 1;
+            if (n >= ci_floor && want < batch) batch = want > 2 ? (long)want : 2;
             if (n >= o->reps && batch > fit) batch = fit;
             if (batch > cap - n) batch = cap - n;
         }

@@ -30,6 +30,9 @@ static struct {
     int *bound; /* rank 0: whether each rank's binding is narrower than what the machine allows (-1: unknown) */
     int unbound, unknown, shared; /* ranks not bound, not known; ranks sharing a cpu with another rank of their host */
     int packages, numa, cores, pus;
+    /* the most loaded host: its ranks x threads per rank against the PUs its ranks may use */
+    int os_ranks, os_pus, os_host; /* os_host: the first rank on it; os_pus 0: not known */
+    long os_threads;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int ver, subver;
 } M;
@@ -90,10 +93,65 @@ static int shared_cpus(int nprocs)
 }
 #endif
 
+#ifndef MB_SIMULATED
+/* Rank 0: per host, the union of its ranks' cpu sets (an unbound rank's is
+ * everything it may use) against ranks x threads; keeps the most loaded. */
+static void oversubscription(const struct mb_run *run)
+{
+    long T = run->prog->threads_var ? *run->prog->threads_var : 1;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
+    for (int r = 0; r < run->nprocs; r++) {
+        const char *rec = M.recs + (size_t)r * REC;
+        int first = 1, ranks = 0, known = 1;
+        for (int q = 0; q < r && first; q++) first = strcmp(rec, M.recs + (size_t)q * REC) != 0;
+        if (!first) continue; /* hosts are counted at their first rank */
+        hwloc_bitmap_zero(set);
+        for (int q = r; q < run->nprocs; q++) {
+            const char *other = M.recs + (size_t)q * REC;
+            if (strcmp(rec, other)) continue;
+            ranks++;
+            if (hwloc_bitmap_list_sscanf(one, other + REC / 2)) known = 0;
+            else hwloc_bitmap_or(set, set, one);
+        }
+        int pus = known ? hwloc_bitmap_weight(set) : 0;
+        long load = ranks * T;
+        if (pus > 0 && (M.os_pus == 0 || load * M.os_pus > (long)M.os_ranks * M.os_threads * pus)) {
+            M.os_ranks = ranks;
+            M.os_threads = T;
+            M.os_pus = pus;
+            M.os_host = r;
+        }
+    }
+    hwloc_bitmap_free(set);
+    hwloc_bitmap_free(one);
+}
+#endif
+
+int mb_oversubscribed(void) { return M.os_pus > 0 && (long)M.os_ranks * M.os_threads > M.os_pus; }
+
+void mb_print_caveats(FILE *f, const struct mb_run *run)
+{
+    if (run->rank != 0) return;
+    if (mb_oversubscribed())
+        fprintf(f, "OVERSUBSCRIBED: %d ranks x %ld thread(s) on %.*s share %d PUs: these figures are the OS "
+                   "scheduler's, not MPI's\n",
+                M.os_ranks, M.os_threads, REC / 2, M.recs + (size_t)M.os_host * REC, M.os_pus);
+    if (run->opts.max_reps < MB_CI_MIN_REPS)
+        fprintf(f, "%s: at most %ld repetitions per test, fewer than the %d a 95 %% interval needs: no verdicts\n",
+                run->opts.quick ? "--quick" : "--max-reps", run->opts.max_reps, MB_CI_MIN_REPS);
+}
+
 void mb_binding_warn(struct mb_run *run)
 {
     if (run->rank != 0 || run->warned_binding || !M.bound) return;
     run->warned_binding = 1;
+    if (mb_oversubscribed())
+        fprintf(stderr,
+                "%s: warning: oversubscribed: %d ranks x %ld thread(s) on %.*s share %d PUs, so figures measure "
+                "the OS scheduler; run at most %ld ranks per node (mpiexec -n, srun --ntasks-per-node) or fewer "
+                "threads\n",
+                run->prog->name, M.os_ranks, M.os_threads, REC / 2, M.recs + (size_t)M.os_host * REC, M.os_pus,
+                M.os_pus / M.os_threads > 0 ? M.os_pus / M.os_threads : 1);
     if (M.unbound)
         fprintf(stderr,
                 "%s: warning: %d of %d ranks are not bound to cores, so figures vary more from run to run; bind "
@@ -151,6 +209,7 @@ void mb_meta_gather(struct mb_run *run)
             M.unknown += M.bound[r] < 0;
         }
         M.shared = shared_cpus(run->nprocs);
+        oversubscription(run);
     }
 #endif
     MPI_Get_library_version(M.lib, &len);
@@ -271,6 +330,14 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
 #else
     fputs("  \"simulated\": false,\n", f);
 #endif
+    /* ranks x threads beyond a node's PUs: every figure is marked (simulated ranks share no real cores) */
+    fprintf(f, "  \"oversubscribed\": %s,\n", mb_oversubscribed() ? "true" : "false");
+    if (M.os_pus > 0) {
+        fputs("  \"oversubscription\": {\"host\": ", f);
+        jstr(f, M.recs + (size_t)M.os_host * REC);
+        fprintf(f, ", \"ranks\": %d, \"threads_per_rank\": %ld, \"pus\": %d},\n", M.os_ranks, M.os_threads,
+                M.os_pus);
+    }
     fputs("  \"csv\": ", f);
     jstr(f, strrchr(run->csv_path, '/') ? strrchr(run->csv_path, '/') + 1 : run->csv_path);
     fprintf(f, ",\n  \"rows\": %d,\n  \"mpi\": {\n    \"library_version\": ", run->nrows);

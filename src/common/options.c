@@ -258,7 +258,7 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     if (O.label && (err = mb_check_label("--label", O.label))) return err;
     O.stat = stat_idx < 0 ? MB_STAT_MEDIAN : (enum mb_stat)stat_idx;
     O.sync = sync_idx < 0 ? MB_SYNC_AUTO : sync_idx ? MB_SYNC_WINDOW : MB_SYNC_BARRIER;
-    int windows = O.sync == MB_SYNC_WINDOW || (O.sync == MB_SYNC_AUTO && (prog->flags & MB_SYNC_AUTO));
+    int windows = O.sync == MB_SYNC_WINDOW || (O.sync == MB_SYNC_AUTO && (prog->flags & MB_WINDOW_BY_DEFAULT));
     if (!windows && explicit_common(&O.window_us)) return fail("--window-us needs --sync window");
     O.shuffle = order_idx == 1;
     if (order_seed >= 0 && !O.shuffle) return fail("--order-seed needs --order shuffle");

@@ -34,7 +34,7 @@ static void field(FILE *f, const char *s, int last)
 
 static void num(FILE *f, double v, int present)
 {
-    if (present) fprintf(f, "%.9g", v);
+    if (present && isfinite(v)) fprintf(f, "%.9g", v); /* NAN: no such figure (a CI below 6 repetitions) */
     fputc(',', f);
 }
 
@@ -218,7 +218,7 @@ char *mb_ci_cell(const struct mb_row *r)
 {
     char buf[32] = "-";
     const struct mb_stats *t = r ? &r->t : NULL;
-    if (t && !r->na && t->median > 0) {
+    if (t && !r->na && t->median > 0 && isfinite(t->ci_lo) && isfinite(t->ci_hi)) {
         double half = t->median - t->ci_lo > t->ci_hi - t->median ? t->median - t->ci_lo : t->ci_hi - t->median;
         double pct = 100 * half / t->median;
         snprintf(buf, sizeof buf, pct < 10 ? "\u00b1%.1f%%" : "\u00b1%.0f%%", pct);

@@ -13,7 +13,8 @@ static int cmp_double(const void *a, const void *b)
 /* Order statistics bounding the median with 95 % confidence (Le Boudec,
  * "Performance Evaluation of Computer and Communication Systems", 2.1):
  * j = floor((n - 1.96 sqrt(n)) / 2), k = ceil(1 + (n + 1.96 sqrt(n)) / 2),
- * 1-based.  Below 6 samples no such pair exists and [min, max] is used. */
+ * 1-based.  Below 6 (MB_CI_MIN_REPS) no such pair exists: [min, max] is
+ * returned for the stopping rule's progress, and the row gets no interval. */
 void mb_median_ci_index(int n, int *lo, int *hi)
 {
     if (n < 6) {
@@ -58,8 +59,9 @@ void mb_stats_compute(double *x, int n, struct mb_stats *s)
     s->median = n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
     s->mean = mean;
     s->stddev = n > 1 ? sqrt(ss / (n - 1)) : 0.0;
-    s->ci_lo = x[lo];
-    s->ci_hi = x[hi];
+    /* below MB_CI_MIN_REPS no pair of order statistics covers 95 %: no interval */
+    s->ci_lo = n >= MB_CI_MIN_REPS ? x[lo] : NAN;
+    s->ci_hi = n >= MB_CI_MIN_REPS ? x[hi] : NAN;
     s->p90 = quantile(x, n, 0.90);
     s->p99 = quantile(x, n, 0.99);
     s->rank_min = s->rank_mean = -1; /* over ranks: filled by the timing loop */

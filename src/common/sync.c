@@ -248,7 +248,7 @@ void mb_sync_count(int window, long rejected)
 void mb_sync_meta(FILE *f, const struct mb_run *run)
 {
     const enum mb_sync m = run->opts.sync;
-    const int autom = m == MB_SYNC_AUTO && (run->prog->flags & MB_SYNC_AUTO);
+    const int autom = m == MB_SYNC_AUTO && (run->prog->flags & MB_WINDOW_BY_DEFAULT);
     fprintf(f, ",\n  \"sync\": {\"mode\": \"%s\", \"rule\": ",
             autom ? "auto" : m == MB_SYNC_WINDOW ? "window" : "barrier");
     if (autom)

@@ -120,7 +120,7 @@ static const struct mb_program program = {
     .options = options,
     /* -m MIN:MAX sweeps the message size; size_min > size_max means "not
      * given" (a range typed by the user always has MIN <= MAX) */
-    .flags = MB_USES_SIZES | MB_SYNC_AUTO,
+    .flags = MB_USES_SIZES | MB_WINDOW_BY_DEFAULT,
     .size_min = 1,
     .size_max = 0,
     .thread_level = MPI_THREAD_SINGLE,

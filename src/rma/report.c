@@ -159,6 +159,7 @@ void rma_report(const struct mb_run *run, const struct rma *r, int pairs_many)
            pairs_many ? "many-to-one" : "one pair", r->norigins > 1 ? "s" : "");
     for (int k = 0; k < r->norigins; k++) printf(" %d", r->origins[k]);
     printf(" -> target %d; bw: %d operations per epoch\n", r->target, r->nslots);
+    mb_print_caveats(stdout, run);
     findings(run);
     const char *tests[32], *comms[8];
     int nt = distinct(run, NULL, NULL, offsetof(struct mb_row, test), tests, 32);

@@ -108,6 +108,7 @@ static const struct mb_program program = {
     .quick_size_max = 8,
     .thread_level = MPI_THREAD_MULTIPLE,
     .thread_level_var = &level,
+    .threads_var = &nthreads,
     .list = list,
     .validate = validate,
 };
