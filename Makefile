@@ -218,9 +218,10 @@ $(VENV)/.stamp: analysis/pyproject.toml analysis/setup.py VERSION
 	@touch $@
 venv: $(VENV)/.stamp
 
-# make run: the main job — halocompare on 4 processes, table on stdout,
+# make run: the main job — halocompare on 4 processes (fewer where the
+# machine has fewer cores; RUN_NP=N to choose), table on stdout,
 # CSV + JSON under results/, then the HTML report of that run.
-RUN_NP ?= 4
+RUN_NP ?=
 run: deps
 	@$(MAKE) --no-print-directory all venv
 	scripts/run-main $(RUN_NP)
