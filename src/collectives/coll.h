@@ -115,6 +115,4 @@ struct coll_report {
     int nroots;
 };
 void coll_report(const struct mb_run *run, const struct coll_report *info);
-/* findings.c: the sentences that open the report (rank 0) */
-void coll_findings(const struct mb_run *run);
 #endif

@@ -148,7 +148,6 @@ void coll_report(const struct mb_run *run, const struct coll_report *info)
     printf("collectives: %d processes on %d node(s), label %s; root %s, timing %s\n", run->nprocs, run->nnodes,
            run->label, info->root, info->timing);
     mb_print_caveats(stdout, run);
-    coll_findings(run);
 
     for (int i = 0; coll_library[i].test; i++) {
         const char *t = coll_library[i].test;

@@ -1,69 +1,64 @@
-/* The answer first: the stdout report of every program opens with findings,
- * one sentence each with its numbers.  A difference is called only where
- * the 95 % confidence intervals of the two medians do not overlap;
- * otherwise the sentence says it is within the noise.  The analysis
- * (mpimb-report) applies the same rule to the CSV. */
-#include "mb.h"
+/* A run's findings are judged once, by the analysis package (mpimb-report
+ * findings), for stdout, tables and reports alike: after MPI_Finalize rank 0
+ * runs it on the CSV just written, so stdout ends with the same sentences
+ * `mpimb-report report` shows.  Where the package is not installed, stdout
+ * ends with the one command that gives them. */
+#include "internal.h"
 
-#include <stdarg.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-static int usable(const struct mb_row *r)
+/* MPIMB_REPORT (a path, or "none"), else beside the program: installed
+ * (bin/mpimb-report), the source tree's root (.venv) or its build/LIB/bin,
+ * else PATH.  0 found, 1 not found, -1 not wanted. */
+static int locate(char *out, size_t len)
 {
-    return r && !r->na && strcmp(r->verified, "no") && r->t.median > 0;
-}
-
-int mb_est_time(const struct mb_row *r, struct mb_est *e)
-{
-    if (!usable(r)) return -1;
-    *e = (struct mb_est){r->t.median, r->t.ci_lo, r->t.ci_hi, 0};
-    return 0;
-}
-
-int mb_est_rate(const struct mb_row *r, struct mb_est *e)
-{
-    if (!usable(r) || !(r->sent_bytes > 0) || !(r->t.ci_lo > 0)) return -1;
-    double b = r->sent_bytes / 1e6;
-    *e = (struct mb_est){b / r->t.median, b / r->t.ci_hi, b / r->t.ci_lo, 1};
-    return 0;
-}
-
-void mb_versus(const struct mb_est *a, const struct mb_est *b, struct mb_vs *v)
-{
-    /* "better": the larger rate, or the smaller time */
-    int a_better = a->higher_better ? a->v >= b->v : a->v <= b->v;
-    const struct mb_est *hi = a->v >= b->v ? a : b, *lo = a->v >= b->v ? b : a;
-    v->a_better = a_better;
-    v->ratio = lo->v > 0 ? hi->v / lo->v : 0;
-    v->significant = lo->hi < hi->lo; /* the intervals do not overlap */
-}
-
-const char *mb_vs_note(const struct mb_vs *v)
-{
-    return v->significant ? "" : " - within the noise (the 95 % CIs overlap)";
-}
-
-const struct mb_row *mb_extreme(const struct mb_run *run, int (*keep)(const struct mb_row *, const void *),
-                                const void *arg, int (*est)(const struct mb_row *, struct mb_est *), int best)
-{
-    const struct mb_row *pick = NULL;
-    struct mb_est pe = {0}, e;
-    for (int i = 0; i < run->nrows; i++) {
-        const struct mb_row *r = &run->rows[i];
-        if (!keep(r, arg) || est(r, &e)) continue;
-        int better = e.higher_better ? e.v > pe.v : e.v < pe.v;
-        if (!pick || better == best) pick = r, pe = e;
+    const char *env = getenv("MPIMB_REPORT");
+    if (env && *env) {
+        if (!strcmp(env, "none")) return -1;
+        snprintf(out, len, "%s", env);
+        return 0;
     }
-    return pick;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        static const char *const beside[] = {"mpimb-report", ".venv/bin/mpimb-report", "../../../.venv/bin/mpimb-report"};
+        for (size_t i = 0; i < sizeof beside / sizeof *beside; i++)
+            if ((size_t)snprintf(out, len, "%s/%s", exe, beside[i]) < len && access(out, X_OK) == 0) return 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path; p && *p;) {
+        size_t l = strcspn(p, ":");
+        if (l && (size_t)snprintf(out, len, "%.*s/mpimb-report", (int)l, p) < len && access(out, X_OK) == 0) return 0;
+        p += l + (p[l] == ':');
+    }
+    return 1;
 }
 
-void mb_finding(FILE *f, int *count, const char *fmt, ...)
+void mb_findings_after(const char *prog, const char *csv_path)
 {
-    if ((*count)++ == 0) fputs("\nFindings (medians; differences called only where the 95 % CIs do not overlap):\n", f);
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("  * ", f);
-    vfprintf(f, fmt, ap);
-    fputc('\n', f);
-    va_end(ap);
+    char cmd[PATH_MAX];
+    int where = locate(cmd, sizeof cmd);
+    if (where < 0) return;
+    fflush(NULL);
+    if (where > 0) {
+        printf("\nFindings: mpimb-report findings %s (the analysis package is not installed here: make venv, "
+               "or make install)\n", csv_path);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(cmd, cmd, "findings", csv_path, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fprintf(stderr, "%s: warning: no findings: '%s findings %s' failed (exit %d)\n", prog, cmd, csv_path,
+                pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }

@@ -82,6 +82,10 @@ void mb_order_free(struct mb_run *run);
  * half-width over the target (<= 1: reached). */
 const char *mb_stop_reason(const struct mb_opts *o, long n, double ratio, double elapsed, double budget);
 
+/* findings.c: rank 0, after MPI_Finalize: stdout ends with the run's
+ * findings from the analysis package (or the command that gives them). */
+void mb_findings_after(const char *prog, const char *csv_path);
+
 /* meta.c: the binding check (rank 0 prints the warning once) */
 void mb_binding_warn(struct mb_run *run);
 

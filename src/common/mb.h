@@ -302,28 +302,6 @@ char *mb_ci_cell(const struct mb_row *r);
 /* Prints the table, then frees every cell and the array (heap cells only). */
 void mb_table_emit(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);
 
-/* findings.c: the answer first.  An estimate is a median with its 95 % CI,
- * as a time (smaller is better) or a rate in MB/s (larger is better). */
-struct mb_est {
-    double v, lo, hi;
-    int higher_better;
-};
-/* 0, or -1 for a row that gives no estimate (n/a, FAILED, not measured). */
-int mb_est_time(const struct mb_row *r, struct mb_est *e);
-int mb_est_rate(const struct mb_row *r, struct mb_est *e); /* sent_bytes / time */
-struct mb_vs {
-    double ratio;    /* larger value over smaller, >= 1 */
-    int a_better;    /* a is the better of the two */
-    int significant; /* the CIs do not overlap */
-};
-void mb_versus(const struct mb_est *a, const struct mb_est *b, struct mb_vs *v);
-const char *mb_vs_note(const struct mb_vs *v); /* "" or " - within the noise (...)" */
-/* The best (or worst) row kept by keep(row, arg), by est; NULL if none. */
-const struct mb_row *mb_extreme(const struct mb_run *run, int (*keep)(const struct mb_row *, const void *),
-                                const void *arg, int (*est)(const struct mb_row *, struct mb_est *), int best);
-/* One finding sentence; the first one prints the heading.  *count counts them. */
-void mb_finding(FILE *f, int *count, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
 /* The next size in a power-of-two sweep: 0 -> 1 -> 2 -> 4 ... */
 static inline size_t mb_next_size(size_t s) { return s ? 2 * s : 1; }
 

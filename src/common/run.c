@@ -417,6 +417,8 @@ int mb_finish(struct mb_run *run)
     MPI_Comm_free(&run->world);
     fflush(NULL);
     MPI_Finalize();
+    if (run->rank == 0 && !(run->prog->flags & MB_NOT_TIMED) && run->nrows > 0)
+        mb_findings_after(run->prog->name, run->csv_path);
     mb_meta_release();
     free(run->rows);
     free(run->extra_meta);

@@ -74,6 +74,4 @@ void halo_neighbors(struct halo *h, MPI_Comm comm, int ndims, int periodic, int 
 /* rma_note: the RMA settings (window flavour, assertions), printed under
  * the one-sided table. */
 void halo_report(const struct mb_run *run, const char *cart_note[2], const char *rma_note, const char *grid);
-/* findings.c: the sentences that open the report (rank 0) */
-void halo_findings(const struct mb_run *run);
 #endif

@@ -203,7 +203,6 @@ void halo_report(const struct mb_run *run, const char *cart_note[2], const char 
     printf("halocompare: %d processes on %d node(s), grid %s, label %s\n", run->nprocs, run->nnodes, grid,
            run->label);
     mb_print_caveats(stdout, run);
-    halo_findings(run);
     if (nsz > 1) {
         size_blocks(run, sz, nsz);
     } else {

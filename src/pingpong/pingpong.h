@@ -56,6 +56,4 @@ void pp_place_init(struct pp_place *pl, const struct mb_nodes *nodes, int nprocs
 
 /* report.c: the OSU-shaped tables (rank 0) */
 void pp_report(const struct mb_run *run, const struct pp_place *pl, long window, int cold);
-/* findings.c: the sentences that open the report (rank 0) */
-void pp_findings(const struct mb_run *run);
 #endif

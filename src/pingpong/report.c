@@ -147,7 +147,6 @@ void pp_report(const struct mb_run *run, const struct pp_place *pl, long window,
     printf("pingpong: %d processes on %d node(s), label %s, %s buffers; statistic: %s, CI: 95%% CI of the median\n",
            run->nprocs, run->nnodes, run->label, cold ? "cold (rotating)" : "warm", mb_stat_name(run->opts.stat));
     mb_print_caveats(stdout, run);
-    pp_findings(run);
     const int npairs = run->nprocs / 2;
     const struct shape shapes[] = {
         {"latency", "Latency (one-way = half round trip)", "Latency (us)", 0, 1},

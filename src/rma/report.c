@@ -109,50 +109,6 @@ static void block(const struct mb_run *run, const char *test, const char *comm)
         }
 }
 
-/* Rows of one kind (latency or bw) at one size, the send/recv reference left out. */
-struct pick {
-    int bw;
-    long long bytes;
-};
-static int picked(const struct mb_row *r, const void *arg)
-{
-    const struct pick *p = arg;
-    return r->bytes == p->bytes && is_bw(r->test) == p->bw && strcmp(r->method, "sendrecv");
-}
-
-/* The best one-sided figure of each kind (latency at the smallest size, bw at
- * the largest) against the send/recv reference of the same operation. */
-static void findings(const struct mb_run *run)
-{
-    int n = 0;
-    for (int bw = 0; bw < 2; bw++) {
-        struct pick p = {bw, -1};
-        for (int i = 0; i < run->nrows; i++) {
-            const struct mb_row *r = &run->rows[i];
-            if (is_bw(r->test) == bw && !r->na && (p.bytes < 0 || (bw ? r->bytes > p.bytes : r->bytes < p.bytes)))
-                p.bytes = r->bytes;
-        }
-        int (*est)(const struct mb_row *, struct mb_est *) = bw ? mb_est_rate : mb_est_time;
-        const struct mb_row *best = mb_extreme(run, picked, &p, est, 1);
-        const struct mb_row *ref = best ? find(run, best->test, "sendrecv", "p2p", best->bytes) : NULL;
-        struct mb_est a, b;
-        if (!best || est(best, &a)) continue;
-        const char *unit = bw ? "MB/s" : "us";
-        double scale = bw ? 1 : 1e6;
-        if (!ref || est(ref, &b)) {
-            mb_finding(stdout, &n, "Best RMA %s at %lld B: %s with %s on %s windows, %.3g %s.",
-                       bw ? "bandwidth" : "latency", p.bytes, best->test, best->method, best->comm, a.v * scale, unit);
-            continue;
-        }
-        struct mb_vs v;
-        mb_versus(&a, &b, &v);
-        mb_finding(stdout, &n, "Best RMA %s at %lld B: %s with %s on %s windows, %.3g %s: %s send/recv "
-                   "(%.3g %s) by %.3gx%s.", bw ? "bandwidth" : "latency", p.bytes, best->test, best->method,
-                   best->comm, a.v * scale, unit, v.a_better ? "better than" : "worse than", b.v * scale, unit,
-                   v.ratio, mb_vs_note(&v));
-    }
-}
-
 void rma_report(const struct mb_run *run, const struct rma *r, int pairs_many)
 {
     printf("rma: %d processes on %d node(s), label %s; %s: origin%s", run->nprocs, run->nnodes, run->label,
@@ -160,7 +116,6 @@ void rma_report(const struct mb_run *run, const struct rma *r, int pairs_many)
     for (int k = 0; k < r->norigins; k++) printf(" %d", r->origins[k]);
     printf(" -> target %d; bw: %d operations per epoch\n", r->target, r->nslots);
     mb_print_caveats(stdout, run);
-    findings(run);
     const char *tests[32], *comms[8];
     int nt = distinct(run, NULL, NULL, offsetof(struct mb_row, test), tests, 32);
     for (int t = 0; t < nt; t++) {

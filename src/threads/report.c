@@ -102,7 +102,6 @@ void thr_report(const struct thr *c)
 {
     const struct mb_run *run = c->run;
     mb_print_caveats(stdout, run);
-    thr_findings(run);
     char title[256];
     struct thr_table t;
 

@@ -96,6 +96,4 @@ char *thr_fmt(const char *f, double v);
 const struct mb_row *thr_find(const struct mb_run *run, const char *test, const char *method, long long bytes,
                               const char *params);
 
-/* findings.c: the sentences that open the report (rank 0) */
-void thr_findings(const struct mb_run *run);
 #endif
