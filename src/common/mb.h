@@ -197,6 +197,13 @@ struct mb_kernel {
      * check every received byte; check returns 0 or writes a message. */
     void (*fill)(void *state, long it);
     int (*check)(void *state, long it, char *msg, size_t len);
+    /* Paired reference (collectives --timing subtract): when set, every
+     * repetition times ref_timed(state, K) right after the kernel, and its
+     * sample is the difference of the two (slowest rank's each; below 0
+     * counts as 0), so the median and its interval are those of the
+     * difference itself.  Starts by barrier.  *ref_median (if set) receives the reference's median. */
+    double (*ref_timed)(void *state, long iters);
+    double *ref_median;
     int idle; /* this rank takes no part: left out of rank_min / rank_mean */
     struct mb_sweep *sweep; /* NULL, or the size sweep this test is one size of */
 };

@@ -182,6 +182,7 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_WINDOW_BY_DEFAULT)), size;
     MPI_Comm_size(k->comm, &size);
     want_sync = want_sync && size == run->nprocs; /* the clocks are the world's: only tests every rank runs */
+    want_sync = want_sync && !k->ref_timed;       /* a pair per repetition: barrier starts */
     long K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100, sw ? sw->K : 0, rep) : 1;
     if (want_sync && !mb_sync_ready()) mb_sync_start(run); /* the first test that needs the clocks */
     if (want_sync && min_rep <= 0) probe(k, rep);
@@ -199,11 +200,14 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     const long ci_floor = o->reps > MB_CI_MIN_REPS ? o->reps : MB_CI_MIN_REPS;
     long cap = o->max_reps, n = 0, batch = o->reps, room = 0, rejected = 0;
     double *loc = NULL, *got = NULL, *all = NULL, *sorted = NULL, *mine = NULL; /* mine: this rank's own times */
+    double *refs = NULL; /* the reference's samples (paired), for its median */
+    const long pair = k->ref_timed ? 1 : 0; /* loc[batch + 3 + i]: repetition i's reference time */
     const char *stop = NULL;
     double elapsed = 0;
     while (!stop) {
-        if (n + batch + 3 > room) { /* grow with the samples, not to --max-reps up front */
-            room = 2 * (n + batch + 3);
+        if (n + (1 + pair) * batch + 3 > room) { /* grow with the samples, not to --max-reps up front */
+            room = 2 * (n + (1 + pair) * batch + 3);
+            if (pair) refs = realloc(refs, (size_t)room * sizeof *refs);
             loc = realloc(loc, (size_t)room * sizeof *loc);
             got = realloc(got, (size_t)room * sizeof *got);
             all = realloc(all, (size_t)room * sizeof *all);
@@ -222,6 +226,10 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
             } else {
                 MPI_Barrier(k->comm);
                 loc[i] = run_once(k, K) / (double)K;
+                if (pair) {
+                    MPI_Barrier(k->comm);
+                    loc[batch + 3 + i] = k->ref_timed(k->state, K) / (double)K;
+                }
             }
         }
         loc[batch] = MPI_Wtime() - t0;
@@ -229,15 +237,18 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
         loc[batch + 2] = slowest;
         /* the repetition's time is the slowest rank's; reduced outside the timed region.
          * A repetition some rank started late is LATE longer here, on every rank. */
-        MPI_Allreduce(loc, got, (int)batch + 3, MPI_DOUBLE, MPI_MAX, k->comm);
+        MPI_Allreduce(loc, got, (int)((1 + pair) * batch) + 3, MPI_DOUBLE, MPI_MAX, k->comm);
         elapsed = got[batch];
         start = got[batch + 1] + 2 * w + 50e-6;
         slowest = got[batch + 2];
         long v = 0;
         for (long i = 0; i < batch; i++) {
             if (got[i] >= LATE) continue;
-            all[n + v] = got[i];
-            mine[n + v] = loc[i];
+            /* paired: the difference, at least 0 (a negative one is the reference's noise); order
+             * statistics commute with that clamp, so the median's interval is the difference's */
+            all[n + v] = pair ? fmax(0, got[i] - got[batch + 3 + i]) : got[i];
+            mine[n + v] = pair ? fmax(0, loc[i] - loc[batch + 3 + i]) : loc[i];
+            if (pair) refs[n + v] = got[batch + 3 + i];
             v++;
         }
         rejected += batch - v;
@@ -251,7 +262,7 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
         if (!stop) {
             /* the interval narrows as 1/sqrt(n): what should reach the target, with a
              * margin, but at most half again, and not past the budget or the cap */
-            double per_rep = window ? w : sorted[n / 2] * (double)K + 1e-6;
+            double per_rep = window ? w : sorted[n / 2] * (double)K * (1 + pair) + 1e-6;
             long fit = (long)((budget - elapsed) / per_rep) + 1;
             double want = ceil((double)n * (ratio * ratio - 1) * 1.2);
             batch = n < ci_floor ? ci_floor - n : n / 2 > 1 ? n / 2 : 1;
@@ -262,6 +273,11 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     }
     struct mb_stats s;
     mb_stats_compute(sorted, (int)n, &s);
+    if (pair && k->ref_median) {
+        struct mb_stats r;
+        mb_stats_compute(refs, (int)n, &r);
+        *k->ref_median = r.median;
+    }
     mb_raw_write(run, k, row, mine, n);
     rank_stats(k, mine, n, &s);
     row->iters = K;
@@ -283,5 +299,6 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
     free(all);
     free(sorted);
     free(mine);
+    free(refs);
     return failed;
 }
