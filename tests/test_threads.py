@@ -379,6 +379,8 @@ def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
             "--quick",
             "--label",
             "t",
+            "--seed",
+            "7",
             "-o",
             str(tmp_path),
         ],
@@ -388,15 +390,18 @@ def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
         timeout=600,
     )
     assert p.returncode == 0, p.stderr
-    assert f"thread-overhead: {lib}, label t-{lib}, 1 round(s)" in p.stdout
+    assert f"thread-overhead: {lib}, label t-{lib}, 1 round(s), seed 7;" in p.stdout
     head = next(s for s in p.stdout.splitlines() if s.startswith("test "))
-    assert head.split() == ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE", "us", "%"]
+    assert head.split() == ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE", "us", "%", "M/S", "95%", "CI", "verdict"]
     for test in ("overhead-latency", "overhead-bw"):
         line = next(s for s in p.stdout.splitlines() if s.startswith(test)).split()
-        assert len(line) == 8 and line[-1].endswith("%") and "-" not in line[2:6]
-        assert float(line[6]) == pytest.approx(
-            float(line[5]) - float(line[2]), abs=2e-3
-        )
+        assert len(line) == 14 and line[7].endswith("%") and "-" not in line[2:6]
+        assert float(line[6]) == pytest.approx(float(line[5]) - float(line[2]), abs=2e-3)
+        # one round: the ratio of that round's two launches, no interval, no verdict
+        assert float(line[8]) == pytest.approx(float(line[5]) / float(line[2]), rel=2e-2)
+        assert line[9:] == ["[-]", "not", "judged", "(1", "round)"]
+    order = json.loads((tmp_path / "thread-overhead.json").read_text())
+    assert order["seed"] == 7 and order["rounds"] == 1 and sorted(order["order"][0]) == sorted(LEVELS)
     csvs = sorted(tmp_path.glob("*.csv"))
     assert [c.name for c in csvs] == sorted(
         f"threads-t-{lib}-{lv}-r1.csv" for lv in LEVELS
@@ -421,6 +426,7 @@ def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
             "thread-overhead: --rounds must be a positive integer, got '0'",
         ),
         (["-n", "1"], "thread-overhead: -n must be an integer of at least 2, got '1'"),
+        (["--seed", "-3"], "thread-overhead: --seed must be a non-negative integer, got '-3'"),
         (
             ["--lib", "intel"],
             "thread-overhead: --lib must be mpich, openmpi or all, got 'intel'",

@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import LIBS, Run, run_mpi
 
 ONE_REP = ("--reps", "1", "--max-reps", "1", "--comms", "world", "--methods", "irecv-isend,persistent,sendrecv",
