@@ -276,7 +276,13 @@ void mb_stats_compute(double *x, int n, struct mb_stats *s);
 void mb_median_ci_index(int n, int *lo, int *hi);
 double mb_stat_value(const struct mb_opts *o, const struct mb_stats *s);
 const char *mb_stat_name(enum mb_stat s);
-/* "single", "funneled", "serialized", "multiple": the results' vocabulary. */
+/* The i-th word (from 0) of a comma-separated list such as an option's
+ * choices, into buf ("" past the end): names kept once, in the list. */
+const char *mb_word(const char *list, int i, char *buf, size_t len);
+/* The thread levels: the results' vocabulary, in MPI's order (an option's
+ * choices, --list), the MPI_THREAD_* of the i-th word, and the word of a level. */
+#define MB_THREAD_LEVEL_WORDS "single,funneled,serialized,multiple"
+int mb_thread_level_of(int index);
 const char *mb_thread_level_name(int level);
 
 /* Verification patterns: exactly representable, distinct per

@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,14 +45,36 @@ static void integer(FILE *f, long long v)
     fputc(',', f);
 }
 
+static const int thread_levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                                     MPI_THREAD_MULTIPLE};
+
+int mb_thread_level_of(int index) { return thread_levels[index >= 0 && index < 4 ? index : 3]; }
+
+/* The words of MB_THREAD_LEVEL_WORDS, the one list of the names, split once
+ * (threads may ask at the same time). */
+static char thread_words[4][16];
+static pthread_once_t thread_words_once = PTHREAD_ONCE_INIT;
+
+const char *mb_word(const char *list, int i, char *buf, size_t len)
+{
+    const char *w = list;
+    for (; i > 0 && w; i--) w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL;
+    snprintf(buf, len, "%.*s", w ? (int)strcspn(w, ",") : 0, w ? w : "");
+    return buf;
+}
+
+static void split_thread_words(void)
+{
+    for (int i = 0; i < 4; i++) mb_word(MB_THREAD_LEVEL_WORDS, i, thread_words[i], sizeof thread_words[i]);
+}
+
 const char *mb_thread_level_name(int l)
 {
-    switch (l) {
-    case MPI_THREAD_SINGLE: return "single";
-    case MPI_THREAD_FUNNELED: return "funneled";
-    case MPI_THREAD_SERIALIZED: return "serialized";
-    default: return "multiple";
-    }
+    pthread_once(&thread_words_once, split_thread_words);
+    int index = 3;
+    for (int i = 0; i < 4; i++)
+        if (thread_levels[i] == l) index = i;
+    return thread_words[index];
 }
 
 void mb_csv_row(const struct mb_run *run, const struct mb_row *r)

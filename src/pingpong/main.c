@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const pp_test_names[NTEST] = {"latency", "pingping", "bw", "bibw", "msgrate", "allpairs"};
+char pp_test_names[NTEST][16]; /* from PP_TESTS */
 
 static unsigned long sel_tests, sel_pairs;
 static long window = 64;
@@ -18,7 +18,7 @@ static size_t cache_bytes = (size_t)-1, ap_lat = (size_t)-1, ap_bw = (size_t)-1;
 #define MAX_MSG ((long long)1 << 30)
 
 static const struct mb_option options[] = {
-    {"tests", 't', MB_OPT_LIST, &sel_tests, 0, 0, "latency,pingping,bw,bibw,msgrate,allpairs",
+    {"tests", 't', MB_OPT_LIST, &sel_tests, 0, 0, PP_TESTS,
      "tests to run (default: all)"},
     {"window", 'W', MB_OPT_INT, &window, 1, 4096, NULL, "messages in flight per window for bw, bibw, msgrate (64)"},
     {"cache", 0, MB_OPT_CHOICE, &cache_choice, 0, 0, "warm,cold",
@@ -35,7 +35,10 @@ static const struct mb_option options[] = {
 
 static void list(void)
 {
-    printf("tests: latency pingping bw bibw msgrate allpairs\n"
+    char w[16];
+    printf("tests:");
+    for (int t = 0; t < NTEST; t++) printf(" %s", mb_word(PP_TESTS, t, w, sizeof w));
+    printf("\n"
            "  (allpairs writes allpairs-latency and allpairs-bw rows)\n"
            "pairs: intra inter\ncache: warm cold\n");
 }
@@ -158,6 +161,7 @@ static const char *pair_json(char *buf, size_t len, const int *p)
 
 int main(int argc, char **argv)
 {
+    for (int t = 0; t < NTEST; t++) mb_word(PP_TESTS, t, pp_test_names[t], sizeof pp_test_names[t]);
     struct mb_run *run = mb_init(&argc, &argv, &program);
     const struct mb_opts *o = &run->opts;
     if (run->nprocs < 2) mb_usage_error(run, "needs at least 2 processes, got %d", run->nprocs);

@@ -7,7 +7,9 @@
 #include "mb.h"
 
 enum pp_test { T_LATENCY, T_PINGPING, T_BW, T_BIBW, T_MSGRATE, T_ALLPAIRS, NTEST };
-extern const char *const pp_test_names[NTEST];
+/* the tests' names, once, in enum pp_test's order (--tests, --list, the rows) */
+#define PP_TESTS "latency,pingping,bw,bibw,msgrate,allpairs"
+extern char pp_test_names[NTEST][16];
 
 enum pp_role { ROLE_IDLE, ROLE_A, ROLE_B };
 

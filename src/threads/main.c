@@ -20,7 +20,7 @@ static const char *workers_arg;
 static int workers[MAX_WORKERS], nworkers;
 
 static const struct mb_option options[] = {
-    {"level", 0, MB_OPT_CHOICE, &level_idx, 0, 0, "single,funneled,serialized,multiple",
+    {"level", 0, MB_OPT_CHOICE, &level_idx, 0, 0, MB_THREAD_LEVEL_WORDS,
      "thread level requested in MPI_Init_thread (multiple); the provided one is in the CSV"},
     {"threads", 't', MB_OPT_INT, &nthreads, 1, 1024, NULL, "threads per process T, and processes per side to compare (2)"},
     {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0,
@@ -49,7 +49,6 @@ static const struct mb_option options[] = {
     {0},
 };
 
-static const int levels[4] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
 
 /* "--workers 1,3,2" -> workers[] = {1, 2, 3}; NULL or the message. */
 static const char *parse_workers(void)
@@ -79,7 +78,7 @@ static const char *parse_workers(void)
 
 static const char *validate(void)
 {
-    level = levels[level_idx];
+    level = mb_thread_level_of(level_idx);
     if (work_us >= 0 && work_idx != 1) return "--work-us needs --work spin";
     return parse_workers();
 }
@@ -88,7 +87,7 @@ static void list(void)
 {
     printf("tests:");
     for (int i = 0; i < NTESTS; i++) printf(" %s", thr_test_names[i]);
-    printf("\nmethods:\n  overhead-*: the requested level (single funneled serialized multiple)\n"
+    printf("\nmethods:\n  overhead-*: the requested level (" MB_THREAD_LEVEL_WORDS ")\n"
            "  latency-mt bw-mt msgrate-mt: threads-tags threads-comms processes\n"
            "  short-long: alone with-long\n"
            "  overlap: comm-only compute-only plain comm-thread comm-thread-wait; with --placement: serial "
