@@ -314,6 +314,15 @@ char *mb_cell(const struct mb_row *r, double v);
 char *mb_ci_cell(const struct mb_row *r);
 /* Prints the table, then frees every cell and the array (heap cells only). */
 void mb_table_emit(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);
+/* A table built row by row: cells row-major (heap strings), row 0 the header. */
+struct mb_table {
+    int nrows, ncols;
+    char **cells;
+};
+void mb_table_new(struct mb_table *t, int ncols, const char *const *head);
+char **mb_table_row(struct mb_table *t); /* the next row's ncols cells, all NULL ("-") */
+/* Prints it under "\ntitle\n" if it has rows (nothing otherwise), then frees it. */
+void mb_table_done(FILE *f, struct mb_table *t, const char *title, const char *const *groups);
 
 /* The next size in a power-of-two sweep: 0 -> 1 -> 2 -> 4 ... */
 static inline size_t mb_next_size(size_t s) { return s ? 2 * s : 1; }

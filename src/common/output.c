@@ -255,3 +255,32 @@ void mb_table_emit(FILE *f, int nrows, int ncols, char **cells, const char *cons
     for (int i = 0; i < nrows * ncols; i++) free(cells[i]);
     free(cells);
 }
+
+void mb_table_new(struct mb_table *t, int ncols, const char *const *head)
+{
+    t->ncols = ncols;
+    t->nrows = 1;
+    t->cells = calloc((size_t)ncols, sizeof *t->cells);
+    for (int i = 0; i < ncols; i++) t->cells[i] = strdup(head[i]);
+}
+
+char **mb_table_row(struct mb_table *t)
+{
+    t->cells = realloc(t->cells, (size_t)(t->nrows + 1) * (size_t)t->ncols * sizeof *t->cells);
+    char **r = t->cells + (size_t)t->nrows * (size_t)t->ncols;
+    for (int i = 0; i < t->ncols; i++) r[i] = NULL;
+    t->nrows++;
+    return r;
+}
+
+void mb_table_done(FILE *f, struct mb_table *t, const char *title, const char *const *groups)
+{
+    if (t->nrows > 1) {
+        fprintf(f, "\n%s\n", title);
+        mb_table_emit(f, t->nrows, t->ncols, t->cells, groups);
+    } else {
+        for (int i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i]);
+        free(t->cells);
+    }
+    t->cells = NULL;
+}

@@ -1,8 +1,7 @@
 /* The stdout tables (rank 0), from the rows the run wrote, under --stat:
  * overhead at the requested level, threads vs processes side by side,
  * short-long slowdown, overlap % and CPU %, concurrent vs sequential
- * collectives; then the two studies' tables (report_study.c).  The table
- * helpers shared with report_study.c live here. */
+ * collectives; then the two studies' tables (report_study.c). */
 #include "threads.h"
 
 #include <stdlib.h>
@@ -58,34 +57,6 @@ static char *cell(const struct thr *c, const struct mb_row *r)
     return mb_cell(r, r && !r->na ? shown(c, r) : 0);
 }
 
-void thr_tab_new(struct thr_table *t, int ncols, const char *const *head)
-{
-    t->ncols = ncols;
-    t->nrows = 1;
-    t->cells = calloc((size_t)ncols, sizeof *t->cells);
-    for (int i = 0; i < ncols; i++) t->cells[i] = strdup(head[i]);
-}
-
-char **thr_tab_row(struct thr_table *t)
-{
-    t->cells = realloc(t->cells, (size_t)(t->nrows + 1) * (size_t)t->ncols * sizeof *t->cells);
-    char **r = t->cells + (size_t)t->nrows * (size_t)t->ncols;
-    for (int i = 0; i < t->ncols; i++) r[i] = NULL;
-    t->nrows++;
-    return r;
-}
-
-/* Prints the table under its title if it has rows, then frees it. */
-void thr_tab_print(struct thr_table *t, const char *title, const char *const *groups)
-{
-    if (t->nrows > 1) {
-        printf("\n%s\n", title);
-        mb_table_print(stdout, t->nrows, t->ncols, t->cells, groups);
-    }
-    for (int i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i]);
-    free(t->cells);
-}
-
 char *thr_fmt(const char *f, double v)
 {
     char buf[48];
@@ -103,14 +74,14 @@ void thr_report(const struct thr *c)
     const struct mb_run *run = c->run;
     mb_print_caveats(stdout, run);
     char title[256];
-    struct thr_table t;
+    struct mb_table t;
 
     static const char *const h1[] = {"test", "bytes", "value", "unit"};
-    thr_tab_new(&t, 4, h1);
+    mb_table_new(&t, 4, h1);
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
         if (strncmp(r->test, "overhead-", 9)) continue;
-        char **row = thr_tab_row(&t);
+        char **row = mb_table_row(&t);
         row[0] = strdup(r->test);
         row[1] = thr_fmt("%.0f", (double)r->bytes);
         row[2] = cell(c, r);
@@ -119,15 +90,15 @@ void thr_report(const struct thr *c)
     snprintf(title, sizeof title, "single-threaded ping-pong, requested %s, provided %s (%s; compare levels with "
              "scripts/thread-overhead)", mb_thread_level_name(run->thread_level_req), mb_thread_level_name(run->thread_level),
              mb_stat_name(run->opts.stat));
-    thr_tab_print(&t, title, NULL);
+    mb_table_done(stdout, &t, title, NULL);
 
     static const char *const h2[] = {"test", "bytes", "threads-tags", "threads-comms", "processes", "unit"};
     static const char *const var[3] = {"threads-tags", "threads-comms", "processes"};
-    thr_tab_new(&t, 6, h2);
+    mb_table_new(&t, 6, h2);
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
         if (!strstr(r->test, "-mt") || !strcmp(r->test, "coll-mt") || strcmp(r->method, "processes")) continue;
-        char **row = thr_tab_row(&t);
+        char **row = mb_table_row(&t);
         row[0] = strdup(r->test);
         row[1] = thr_fmt("%.0f", (double)r->bytes);
         for (int v = 0; v < 3; v++) row[2 + v] = cell(c, thr_find(run, r->test, var[v], r->bytes, NULL));
@@ -135,17 +106,17 @@ void thr_report(const struct thr *c)
     }
     snprintf(title, sizeof title, "%d threads per process vs %d processes per side, one thread each (%s; latency: "
              "half round trip; bw, msgrate: all pairs together)", c->T, c->T, mb_stat_name(run->opts.stat));
-    thr_tab_print(&t, title, NULL);
+    mb_table_done(stdout, &t, title, NULL);
 
     static const char *const h3[] = {"test", "method", "value", "unit", "cpu %", "note"};
-    thr_tab_new(&t, 6, h3);
+    mb_table_new(&t, 6, h3);
     const struct mb_row *alone = thr_find(run, "short-long", "alone", -1, NULL),
                        *with = thr_find(run, "short-long", "with-long", -1, NULL);
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
         if (strcmp(r->test, "short-long") && strcmp(r->test, "overlap") && strcmp(r->test, "coll-mt")) continue;
         if (strstr(r->params, "placement=")) continue; /* the placement table's */
-        char **row = thr_tab_row(&t);
+        char **row = mb_table_row(&t);
         row[0] = strdup(r->test);
         row[1] = strdup(r->method);
         row[2] = cell(c, r);
@@ -167,7 +138,7 @@ void thr_report(const struct thr *c)
     snprintf(title, sizeof title, "short-long (%zu B beside %zu B), overlap (%zu B exchange), coll-mt (%d "
              "collectives per iteration) (%s; cpu: rank 0's threads, %% of one core)", c->short_size, c->long_size,
              c->long_size, c->T, mb_stat_name(run->opts.stat));
-    thr_tab_print(&t, title, NULL);
+    mb_table_done(stdout, &t, title, NULL);
     thr_report_placement(c);
     thr_report_master_worker(c);
 

@@ -48,10 +48,10 @@ void thr_report_placement(const struct thr *c)
         head[2 + 2 * i] = "vs serial";
         groups[1 + 2 * i] = mb_place_names[pl[i]];
     }
-    struct thr_table t;
-    thr_tab_new(&t, ncols, head);
+    struct mb_table t;
+    mb_table_new(&t, ncols, head);
     for (int m = 0; m < PL_NMETH; m++) {
-        char **row = thr_tab_row(&t);
+        char **row = mb_table_row(&t);
         row[0] = strdup(thr_pl_names[m]);
         for (int i = 0; i < np; i++) {
             const char *where = mb_place_names[pl[i]];
@@ -66,7 +66,7 @@ void thr_report_placement(const struct thr *c)
              "overlap by placement of the communication thread (%s us per iteration, %zu B exchange + computation; "
              "%% change against serial under the same placement; spmd: two processes per side, half the work each)",
              mb_stat_name(run->opts.stat), c->long_size);
-    thr_tab_print(&t, title, groups);
+    mb_table_done(stdout, &t, title, groups);
     for (int i = 0; i < np; i++) {
         const int p = pl[i];
         if (c->place[p].why[0])
@@ -93,13 +93,13 @@ void thr_report_master_worker(const struct thr *c)
         groups[1 + PER * m] = thr_mw_names[m];
         for (int k = 0; k < PER; k++) head[1 + PER * m + k] = sub[k];
     }
-    struct thr_table t;
-    thr_tab_new(&t, ncols, head);
+    struct mb_table t;
+    mb_table_new(&t, ncols, head);
     for (int i = 0; i < c->nworkers; i++) {
         int W = c->workers[i];
         char w[16];
         snprintf(w, sizeof w, "%d", W);
-        char **row = thr_tab_row(&t);
+        char **row = mb_table_row(&t);
         row[0] = strdup(w);
         for (int m = 0; m < MW_NMETH; m++) {
             const struct mb_row *r = find(run, "master-worker", thr_mw_names[m], "workers", w);
@@ -117,5 +117,5 @@ void thr_report_master_worker(const struct thr *c)
              "master-worker: %ld blocks of %zu B, %s (%s; speedup and efficiency against 1 worker of the same version; "
              "cpu: the master's threads, %% of one core)",
              c->blocks, c->block_size, c->spin ? "spin" : "bzip2", mb_stat_name(run->opts.stat));
-    thr_tab_print(&t, title, groups);
+    mb_table_done(stdout, &t, title, groups);
 }

@@ -83,14 +83,6 @@ void thr_report(const struct thr *c);
 void thr_report_placement(const struct thr *c);
 void thr_report_master_worker(const struct thr *c);
 
-/* A stdout table under construction: cells row-major, row 0 the header. */
-struct thr_table {
-    int nrows, ncols;
-    char **cells;
-};
-void thr_tab_new(struct thr_table *t, int ncols, const char *const *head);
-char **thr_tab_row(struct thr_table *t);
-void thr_tab_print(struct thr_table *t, const char *title, const char *const *groups);
 char *thr_fmt(const char *f, double v);
 /* The row of test/method (bytes < 0: any size; params NULL: any) that rank 0 kept. */
 const struct mb_row *thr_find(const struct mb_run *run, const char *test, const char *method, long long bytes,
