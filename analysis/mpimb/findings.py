@@ -17,14 +17,18 @@ import math
 import pandas as pd
 
 from .judge import Finding
-from .keys import LAYOUT, MACHINE, with_variant
+from .keys import KEYS, LAYOUT, MACHINE, with_variant
 from .load import groups
 from .registry import PROGRAMS
+
+# The columns findings read (a narrow frame keeps the many selections below cheap).
+COLUMNS = [*MACHINE, *KEYS, "reps", "time_median_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "oversubscribed"]
 
 
 def usable(df: pd.DataFrame) -> pd.DataFrame:
     """The rows findings may use: measured, not n/a, not FAILED (with their variant column)."""
-    d, _ = with_variant(df[~df["na"].to_numpy(bool) & ~df["failed"].to_numpy(bool)])
+    keep = ~df["na"].to_numpy(bool) & ~df["failed"].to_numpy(bool)
+    d, _ = with_variant(df.loc[keep, [c for c in COLUMNS if c in df]])
     return d
 
 
