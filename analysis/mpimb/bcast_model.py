@@ -29,7 +29,9 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from .tables import Table, fmt, fmt_bytes
+from .hockney import pick
+from .keys import LAYOUT, MACHINE, param_numbers
+from .render import Table, fmt, fmt_bytes
 
 Arr = np.ndarray
 
@@ -114,12 +116,6 @@ FORMULAS: dict[tuple[str, str], Formula] = {
 }
 
 
-def _param(params: pd.Series, key: str) -> pd.Series:
-    """The numeric value of key in every row's params ("a=1;segment=8192"), NaN where absent."""
-    got = params.fillna("").astype(str).str.extract(rf"(?:^|;){key}=(\d+)(?:;|$)", expand=False)
-    return pd.to_numeric(got, errors="coerce")
-
-
 def predict(d: pd.DataFrame, alpha: float, beta: float) -> pd.DataFrame:
     """d's rows that have a formula, with columns p, n, s, m, nodes, ppn, predicted_s, formula, terms.
 
@@ -128,8 +124,8 @@ def predict(d: pd.DataFrame, alpha: float, beta: float) -> pd.DataFrame:
     out = d[[k in FORMULAS for k in keys]].copy()
     out["p"] = out["nprocs"].astype(float)
     out["n"] = out["bytes"].fillna(0).clip(lower=0).astype(float)
-    out["s"] = _param(out["params"], "segment").fillna(out["n"]).astype(float)
-    out["m"] = _param(out["params"], "messages").fillna(1).astype(float)
+    out["s"] = param_numbers(out["params"], "segment").fillna(out["n"]).astype(float)
+    out["m"] = param_numbers(out["params"], "messages").fillna(1).astype(float)
     out["nodes"] = out["nnodes"].fillna(1).astype(float)
     out["ppn"] = out["ppn"].fillna(out["p"]).astype(float)
     parts = []
@@ -144,12 +140,10 @@ def predict(d: pd.DataFrame, alpha: float, beta: float) -> pd.DataFrame:
 def bcast_tables(df: pd.DataFrame, fitted: pd.DataFrame, col: str) -> list[Table]:
     """measured / predicted for every user-level broadcast and the series, per label, MPI and ranks
     (on world and its duplicate: the other communicators have other sizes)."""
-    from .model import pick
-
     rows = df[(df["program"] == "collectives") & ~df["na"] & ~df["failed"] & df["comm"].isin(["world", "dup"])]
     out: list[Table] = []
     # one table per machine and layout; within it every key is one row (repeated runs were resolved upstream)
-    for key, g in rows.groupby(["label", "library", "nprocs", "nnodes", "ppn"], sort=True, dropna=False):
+    for key, g in rows.groupby([*MACHINE, *LAYOUT], sort=True, dropna=False):
         label, lib, nprocs, nnodes, ppn = cast(tuple[Any, Any, Any, Any, Any], key)
         f = pick(fitted, str(label), float(g["nnodes"].max()))
         if f is None:

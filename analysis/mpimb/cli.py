@@ -45,7 +45,8 @@ def cmd_validate(a: argparse.Namespace) -> int:
 
 
 def cmd_table(a: argparse.Namespace) -> int:
-    from .findings import findings, text
+    from .findings import findings
+    from .judge import text
     from .tables import build
 
     runs, _, warns = load(a.paths)
@@ -57,7 +58,7 @@ def cmd_table(a: argparse.Namespace) -> int:
     banner = failed_banner(df)
     found = findings(df)
     if a.format == "html":
-        from .report import banners, findings_html, html_page
+        from .page import banners, findings_html, html_page
 
         text_out = html_page("mpimb tables", "<main>" + banners(runs, [], df) + findings_html(found) + body +
                              "</main>")
@@ -70,6 +71,24 @@ def cmd_table(a: argparse.Namespace) -> int:
     else:  # latex and csv stay machine-readable: the FAILED cells say it
         text_out = body
     sys.stdout.write(text_out)
+    return 0
+
+
+def cmd_findings(a: argparse.Namespace) -> int:
+    """The findings block alone, plain text (docs/report.md, "findings"): what table and report compute."""
+    from .findings import findings, none_why
+    from .judge import plain
+
+    try:
+        runs, _, warns = load(a.paths)
+    except InputError as e:  # one line, also for many problems
+        probs = e.problems
+        more = f" (and {len(probs) - 1} more problem(s): mpimb-report validate)" if len(probs) > 1 else ""
+        sys.stderr.write(f"{PROG}: {probs[0]}{more}\n")
+        return 1
+    df, dup = prepared(runs)
+    _warn(warns + dup)
+    sys.stdout.write(plain(findings(df), none_why(df)))
     return 0
 
 
@@ -94,8 +113,9 @@ def cmd_report(a: argparse.Namespace) -> int:
     from .report import write_report
 
     runs, _, warns = load(a.paths)
-    _warn(warns + prepared(runs)[1])
-    write_report(runs, Path(a.output), a.stat, warns)
+    df, dup = prepared(runs)
+    _warn(warns + dup)
+    write_report(runs, df, Path(a.output), a.stat, warns + dup)
     print(f"report: {a.output}")
     return 0
 
@@ -172,6 +192,11 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--format", choices=["text", "markdown", "latex", "html", "csv"], default="text")
     t.add_argument("--stat", **stat)  # type: ignore[arg-type]
     t.set_defaults(fn=cmd_table)
+
+    f = sub.add_parser("findings", help="the findings alone, as plain text: the header line, then one line per "
+                       "finding ('  * machine: sentence'); fast, no plots (the C programs call it)")
+    f.add_argument("paths", nargs="+", metavar="PATH")
+    f.set_defaults(fn=cmd_findings)
 
     pl = sub.add_parser("plot", help="PNG and SVG plots into a directory")
     pl.add_argument("paths", nargs="+", metavar="PATH")

@@ -24,16 +24,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import crosssystem
+from . import crosssystem, schema
+from .judge import MIN_REPS, OVERSUBSCRIBED, few_reps, usable_ci
 from .keys import KEYS, failed_banner, resolve_duplicates, split_sync
 from .load import Run, frame, groups, short_library
-from .plots import Plot, compare_plots
-from .report import banners, esc, html_page, img, meta_table
-from .tables import FAILED, Table, fmt, fmt_bytes, rate_mask
+from .page import banners, esc, html_page, img, meta_fields, meta_table, oversubscribed_banner
+from .plots import compare_plots
+from .plotting import Plot
+from .render import FAILED, Table, fmt, fmt_bytes
+from .units import units, value
 
 KEY = KEYS
-VARIANT = ["method", "comm", "neighbors", "periodic", "threads", "thread_level", "nprocs", "nnodes", "ppn", "params"]
-NUMERIC = ["neighbors", "periodic", "threads", "bytes", "nprocs", "nnodes", "ppn"]
+# What names a configuration within a (program, test) row of the tables: every key but the size.
+VARIANT = schema.key_roles("config", "thread-level", "layout", "settings")
+NUMERIC = schema.numeric_keys()
+OVER = "‡"  # a ratio from an oversubscribed run
 
 
 def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str], str]:
@@ -49,11 +54,6 @@ def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str
     return dict(zip(keys, names))
 
 
-def set_names(sets: list[tuple[str, list[Run]]]) -> list[str]:
-    """The machine names of the sets, in order (see machine_names)."""
-    return list(machine_names(sets).values())
-
-
 def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     """One row per (machine, key): the time for stat, the CI of the median, n/a and FAILED flags, the
     bytes one process sends and the source.  Keys are unique per machine (resolve_duplicates)."""
@@ -64,21 +64,20 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     machines = pd.Categorical(d["machine"], categories=list(d["machine"].unique()))  # in set order
     return pd.DataFrame({"set": machines, **{k: d[k] for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
                          "hi": d["time_ci_hi_s"], "na": d["na"], "failed": d["failed"], "sent": d["sent_bytes"],
-                         "source": crosssystem.sources(d), "sync": d["sync"]})
+                         "source": crosssystem.sources(d), "sync": d["sync"], "reps": d["reps"],
+                         "over": d["oversubscribed"].astype(bool)})
 
 
 def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
-    """The aggregated rows as plots want them: value in MB/s (bandwidth tests) or µs, and n/a flag."""
-    rates = rate_mask(a)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = np.where(rates, a["sent"] / a["t"] / 1e6, a["t"] * 1e6)
-    return a.assign(value=value, unit=np.where(rates, "MB/s", "µs"), na=a["na"] | a["failed"])
+    """The aggregated rows as plots want them: value in the test's unit (mpimb.units), and n/a flag."""
+    u = units(a)
+    return a.assign(value=value(u, a["t"], a["sent"], a["bytes"]), unit=u, na=a["na"] | a["failed"])
 
 
 def ratios(pf: pd.DataFrame, names: list[str]) -> pd.DataFrame:
     """Wide frame from plot_frame's rows: key, value/t/lo/hi/na/failed per machine, and ratio/rlo/rhi/sig per
     non-reference machine.  Keys are matched through one integer id per distinct key (fast joins)."""
-    cols = ["value", "t", "lo", "hi", "na", "failed", "sync"]
+    cols = ["value", "t", "lo", "hi", "na", "failed", "sync", "reps", "over"]
     kid = pf.groupby(KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     first = np.unique(kid, return_index=True)[1]
     out = pf.iloc[first][[*KEY, "unit"]].set_axis(kid[first])
@@ -96,7 +95,12 @@ def ratios(pf: pd.DataFrame, names: list[str]) -> pd.DataFrame:
         out[f"ratio@{n}"] = r.where(ok)
         out[f"rlo@{n}"] = lo.where(ok)
         out[f"rhi@{n}"] = hi.where(ok)
-        out[f"sig@{n}"] = ok & ((out[f"rhi@{n}"] < 1) | (out[f"rlo@{n}"] > 1))
+        # a verdict needs enough repetitions on both sides (judge.MIN_REPS): few@ holds the smaller count
+        few = np.fmin(out[f"reps@{A}"].to_numpy(float), out[f"reps@{n}"].to_numpy(float))
+        judged = usable_ci(out[f"reps@{A}"]) & usable_ci(out[f"reps@{n}"])
+        out[f"few@{n}"] = np.where(ok & ~judged, few, np.nan)
+        out[f"sig@{n}"] = ok & judged & ((out[f"rhi@{n}"] < 1) | (out[f"rlo@{n}"] > 1))
+        out[f"oversub@{n}"] = ok & (out[f"over@{A}"].eq(True) | out[f"over@{n}"].eq(True))
         sa, sn = out[f"sync@{A}"].fillna(""), out[f"sync@{n}"].fillna("")
         out[f"syncdiff@{n}"] = ok & (sa != "") & (sn != "") & (sa != sn)
     return out.reset_index(drop=True)
@@ -131,14 +135,17 @@ def variant_name(row: pd.Series) -> str:
     return " ".join(parts)
 
 
-def ratio_cell(r: float, lo: float, hi: float, sig: bool, syncdiff: bool = False) -> str:
+def ratio_cell(r: float, lo: float, hi: float, sig: bool, syncdiff: bool = False, over: bool = False) -> str:
     if not math.isfinite(r):
         return ""
     mark = ("↓" if r < 1 else "↑") + f"{r:.3g}*" if sig else f"{r:.3g}"
-    return mark + ("§" if syncdiff else "")
+    return mark + (OVER if over else "") + ("§" if syncdiff else "")
 
 
-def ci_cell(lo: float, hi: float) -> str:
+def ci_cell(lo: float, hi: float, few: float = math.nan) -> str:
+    """The ratio's interval, or 'not judged (N repetitions)' where a side has too few repetitions."""
+    if math.isfinite(few):
+        return few_reps(int(few))
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return ""
     return f"{lo:.3g}–{hi:.3g}"
@@ -172,7 +179,7 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
             g = g.iloc[np.argsort(-score, kind="stable")[:max_rows]]
         unit = str(g["unit"].dropna().iloc[0]) if g["unit"].notna().any() else "µs"
         header = ["configuration", "bytes", *[f"{n} [{unit}]" for n in names]]
-        grp: list[tuple[str, int]] = [("", 2), (f"{'rate' if unit == 'MB/s' else 'time'} per machine", len(names))]
+        grp: list[tuple[str, int]] = [("", 2), (f"{'time' if unit == 'µs' else 'rate'} per machine", len(names))]
         for n in names[1:]:
             header += ["time ratio", "95% CI"]
             grp.append((f"{n} / {A}", 2))
@@ -182,10 +189,15 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
             row += [value_cell(r[f"value@{n}"], r[f"na@{n}"], r[f"failed@{n}"]) for n in names]
             for n in names[1:]:
                 row += [ratio_cell(r[f"ratio@{n}"], r[f"rlo@{n}"], r[f"rhi@{n}"], bool(r[f"sig@{n}"]),
-                                   bool(r[f"syncdiff@{n}"])),
-                        ci_cell(r[f"rlo@{n}"], r[f"rhi@{n}"])]
+                                   bool(r[f"syncdiff@{n}"]), bool(r[f"oversub@{n}"])),
+                        ci_cell(r[f"rlo@{n}"], r[f"rhi@{n}"], float(r[f"few@{n}"]))]
             rows.append(row)
         notes = []
+        if any(bool(g[f"oversub@{n}"].any()) for n in names[1:]):
+            notes.append(f"{OVER}: {OVERSUBSCRIBED.strip()} — from a run with more ranks × threads than cores.")
+        if any(bool(g[f"few@{n}"].notna().any()) for n in names[1:]):
+            notes.append(f"not judged: a side has fewer than {MIN_REPS} repetitions, too few for a 95% interval of "
+                         "the median; no significance mark.")
         if any(bool(g[f"syncdiff@{n}"].any()) for n in names[1:]):
             notes.append("§: the two machines started this test's repetitions differently (sync=window on one, "
                          "barrier on the other, as each run's clocks allowed): the barrier-started time includes "
@@ -249,8 +261,11 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5) -> list[str]:
         only_n = int((w[f"na@{n}"].notna() & w[f"na@{A}"].isna()).sum())
         speed = f"{1 / gm:.2f}× faster" if gm < 1 else f"{gm:.2f}× slower"
         nfail = int((w[f"failed@{n}"] == True).sum() + (w[f"failed@{A}"] == True).sum())
-        lines.append(f"{n} vs {A}: over {int(ok.sum())} common configurations {n} is {speed} (geometric mean of "
+        nfew = int((w[f"few@{n}"].notna() & ok).sum())
+        over = OVERSUBSCRIBED if bool((w[f"oversub@{n}"] & ok).any()) else ""
+        lines.append(f"{over}{n} vs {A}: over {int(ok.sum())} common configurations {n} is {speed} (geometric mean of "
                      f"the time ratios); significantly faster in {faster}, slower in {slower}"
+                     + (f"; {nfew} not judged (fewer than {MIN_REPS} repetitions)" if nfew else "")
                      + (f"; {only_a} only in {A}, {only_n} only in {n}" if only_a or only_n else "")
                      + (f"; {nfail} FAILED (no ratio)" if nfail else "") + ".")
         d = w[sig].assign(lr=np.log(r[sig]))
@@ -261,7 +276,8 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5) -> list[str]:
                 size = f", {fmt_bytes(x['bytes'])} B" if x["bytes"] >= 0 else ""
                 ratio = x[f"ratio@{n}"]
                 fac = f"{1 / ratio:.2f}× faster" if ratio < 1 else f"{ratio:.2f}× slower"
-                lines.append(f"  {word}: {what}{size}: {n} {fac} "
+                mark = OVERSUBSCRIBED if bool(x[f"oversub@{n}"]) else ""
+                lines.append(f"  {mark}{word}: {what}{size}: {n} {fac} "
                              f"(ratio {ratio:.3g}, 95% CI {ci_cell(x[f'rlo@{n}'], x[f'rhi@{n}'])})")
     return lines
 
@@ -285,7 +301,8 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     w = ratios(pf, names)
     out.parent.mkdir(parents=True, exist_ok=True)
     if csv_path is not None:
-        keep = [c for c in w.columns if not c.startswith(("lo@", "hi@"))]
+        # the CSV's columns as documented (docs/report.md): the judging inputs stay out
+        keep = [c for c in w.columns if not c.startswith(("lo@", "hi@", "reps@", "over@", "few@", "oversub@"))]
         w[keep].to_csv(csv_path, index=False)
     cross = crosssystem.table(pf.rename(columns={"set": "machine", "value": "rate"}), names,
                               choice or crosssystem.Choice())
@@ -296,10 +313,12 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     sim = any(r.simulated for r in allruns)
     metas = meta_columns(sets, machines)
     banner = failed_banner(df)
+    over = [r for r in allruns if r.oversubscribed]
+    obanner = oversubscribed_banner(over) if over else ""
     _write_html(out, names, tables, summ, plots, metas, allruns, warns, stat, sim, csv_path, cross, df)
     md = out.with_suffix(".md")
-    _write_md(md, names, tables, summ, plots, metas, stat, sim, csv_path, cross, banner)
-    echo = [x for x in (banner, cross.text() if cross else "") if x]
+    _write_md(md, names, tables, summ, plots, metas, stat, sim, csv_path, cross, banner, obanner)
+    echo = [x for x in (banner, obanner, cross.text() if cross else "") if x]
     return md, "\n".join(e.rstrip("\n") + "\n" for e in echo), dup
 
 
@@ -326,6 +345,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
     pub = any(r.published for r in runs)
     nfail = int(df["failed"].sum())
     title = "mpimb comparison: " + " vs ".join(names) + (" — SIMULATED" if sim else "") + \
+        (" — OVERSUBSCRIBED" if any(r.oversubscribed for r in runs) else "") + \
         (" — PUBLISHED FIGURES" if pub else "") + (f" — {nfail} FAILED" if nfail else "")
     sub = esc(f"reference (A) = {names[0]} · statistic: {stat} · ratios are time(X) / time(A): < 1 means X is "
               f"faster; * = the 95% confidence intervals do not overlap")
@@ -353,13 +373,13 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
 
 def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
               metas: list[tuple[str, dict[str, Any]]], stat: str, sim: bool, csv_path: Path | None,
-              cross: Table | None, banner: str) -> None:
-    from .report import meta_fields
-
+              cross: Table | None, banner: str, obanner: str = "") -> None:
     pdir = Path(f"{md.with_suffix('')}-plots")
     lines = [f"# mpimb comparison: {' vs '.join(names)}", ""]
     if banner:
         lines += ["> **" + banner.splitlines()[0] + "**", *[f"> - {x.strip()}" for x in banner.splitlines()[1:]], ""]
+    if obanner:
+        lines += [f"> **{obanner}**", ""]
     if sim:
         lines += ["> **SIMULATED RESULTS** in at least one set (SimGrid SMPI), not real hardware.", ""]
     if any(m.get("source") == "published" for _, m in metas):

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .tables import FAILED, Table, fmt, fmt_bytes
+from . import schema
+from .judge import ORDERING_METHOD
+from .render import FAILED, Table, fmt, fmt_bytes
 
 ORDERINGS = ["world", "evenodd", "cart"]
 
@@ -22,7 +24,7 @@ ORDERINGS = ["world", "evenodd", "cart"]
 class Choice:
     """Which halo configuration the table shows (the talk's: irecv-isend, 4 neighbours, non-periodic)."""
 
-    method: str = "irecv-isend"
+    method: str = ORDERING_METHOD
     neighbors: int = 4
     periodic: int = 0
 
@@ -52,7 +54,7 @@ def table(a: pd.DataFrame, names: list[str], choice: Choice) -> Table | None:
     rows: list[list[str]] = []
     marks: set[str] = set()
     order = {n: i for i, n in enumerate(names)}
-    layouts = halo.drop_duplicates(["machine", "nprocs", "nnodes", "ppn", "bytes", "params"])
+    layouts = halo.drop_duplicates(["machine", *schema.key_roles("layout", "size", "settings")])
     layouts = layouts.assign(o=layouts["machine"].astype(str).map(order).to_numpy()).sort_values(
         ["o", "nprocs", "bytes"], kind="stable")
     for _, lay in layouts.iterrows():

@@ -4,6 +4,9 @@ KEYS are the schema's x-key columns (program, test, method, comm, neighbors,
 periodic, bytes, nprocs, nnodes, ppn, threads, thread_level, params): two rows
 that measure different things differ in at least one of them, so every table,
 plot, comparison and model groups by all of them and never merges across them.
+Every subset of them is named by its roles (schema.key_roles, x-role in
+results.schema.json).  The params column is read only through schema.parse_params
+(param_values, param_numbers, without_param here: once per distinct value).
 A machine is a (label, MPI library) pair; within one machine a key that occurs
 in more than one run is a repeated run, and the rule is: **the newest run's
 row is used** (by the run's start time, then its run_id), with a warning that
@@ -20,9 +23,12 @@ from . import schema
 from .load import Run, frame
 
 KEYS = schema.key_columns()
-MACHINE = ["label", "library"]
+MACHINE = ["label", "library"]  # derived columns (load.frame): what makes a machine
 # Key columns that are the same on every row of a run (a run is one program on one layout).
-PER_RUN = [k for k in ("program", "nprocs", "nnodes", "ppn", "thread_level") if k in KEYS]
+PER_RUN = schema.key_roles("program", "layout", "thread-level")
+LAYOUT = schema.key_roles("layout")  # nprocs, nnodes, ppn
+VARIANT = "variant"  # derived column (with_variant): the params pairs that differ within a frame
+SYNC = "sync"  # the params key of how a test's repetitions started (docs/measurement.md)
 RULE = "the newest run's rows are used (docs/report.md, 'Repeated runs')"
 
 
@@ -90,7 +96,26 @@ def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tupl
     return df.drop(index=gone.index), warns
 
 
-SYNC_PAIR = r"(?:^|;)sync=([^;]*)"
+def _per_value(params: pd.Series, f: Any) -> pd.Series:
+    """f(parsed params) for every row, computed once per distinct params value."""
+    p = params.fillna("").astype(str)
+    uniq = p.unique()
+    return p.map({u: f(schema.parse_params(str(u))) for u in uniq})
+
+
+def param_values(params: pd.Series, key: str) -> pd.Series:
+    """The value of key in every row's params, '' where the row has no such pair."""
+    return _per_value(params, lambda d: d.get(key, "")).astype(str)
+
+
+def param_numbers(params: pd.Series, key: str) -> pd.Series:
+    """The value of key in every row's params as a number, NaN where absent or not a number."""
+    return pd.to_numeric(param_values(params, key), errors="coerce")
+
+
+def without_param(params: pd.Series, key: str) -> pd.Series:
+    """Every row's params with the pair of key taken out (canonical: the others stay sorted)."""
+    return _per_value(params, lambda d: ";".join(f"{k}={v}" for k, v in d.items() if k != key)).astype(str)
 
 
 def split_sync(df: pd.DataFrame) -> pd.DataFrame:
@@ -103,9 +128,7 @@ def split_sync(df: pd.DataFrame) -> pd.DataFrame:
     (a barrier-started figure includes the barrier's exit skew)."""
     if df.empty or "params" not in df:
         return df.assign(sync="")
-    p = df["params"].astype(str)
-    return df.assign(sync=p.str.extract(SYNC_PAIR, expand=False).fillna(""),
-                     params=p.str.replace(r"(^|;)sync=[^;]*", "", regex=True).str.lstrip(";"))
+    return df.assign(sync=param_values(df["params"], SYNC), params=without_param(df["params"], SYNC))
 
 
 def param_split(params: pd.Series) -> tuple[pd.Series, dict[str, str]]:
@@ -118,10 +141,16 @@ def param_split(params: pd.Series) -> tuple[pd.Series, dict[str, str]]:
         for k, v in d.items():
             values.setdefault(k, set()).add(v)
     # how repetitions started is the harness's choice per test (split_sync): a note, never a variant
-    varying = {k for k, vs in values.items() if len(vs) > 1 and k != "sync"}
+    varying = {k for k, vs in values.items() if len(vs) > 1 and k != SYNC}
     part = {u: ";".join(f"{k}={v}" for k, v in d.items() if k in varying) for u, d in parsed.items()}
     constant = {k: "|".join(sorted(vs)) for k, vs in sorted(values.items()) if k not in varying}
     return params.map(part).fillna("").astype(str), constant
+
+
+def with_variant(d: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """d with a 'variant' column (the params pairs that differ within d) and the constant ones."""
+    variant, constant = param_split(d["params"])
+    return d.assign(variant=variant.to_numpy()), constant
 
 
 def params_note(constant: dict[str, str]) -> str:
@@ -153,10 +182,18 @@ def failed_banner(df: pd.DataFrame, limit: int = 8) -> str:
     return "\n".join(lines)
 
 
-def prepared(runs: list[Run]) -> tuple[pd.DataFrame, list[str]]:
-    """frame(runs) with repeated runs resolved (the newest run's rows), and the warnings saying so;
-    runs from a Slurm sweep carry their layout (nodes x ranks per node)."""
-    from .layouts import annotate  # layouts builds on the tables, which use this module
+def annotate(runs: list[Run]) -> None:
+    """Gives every run's rows a `layout` column ("4x1") from its Slurm record, where it has one
+    (the "slurm" section slurm/sweep's jobs add to the metadata: nodes, ppn)."""
+    for r in runs:
+        slurm: Any = r.meta.get("slurm")
+        if isinstance(slurm, dict) and isinstance(slurm.get("nodes"), int) and isinstance(slurm.get("ppn"), int):
+            r.rows["layout"] = f"{slurm['nodes']}x{slurm['ppn']}"
 
+
+def prepared(runs: list[Run]) -> tuple[pd.DataFrame, list[str]]:
+    """The one pipeline's first step: frame(runs) with repeated runs resolved (the newest run's rows),
+    and the warnings saying so; runs from a Slurm sweep carry their layout (nodes x ranks per node).
+    Everything after it (tables, plots, findings) takes this frame and never loads or keys again."""
     annotate(runs)
     return resolve_duplicates(frame(runs))

@@ -68,6 +68,11 @@ class Run:
         return bool(self.meta.get("simulated", False))
 
     @property
+    def oversubscribed(self) -> bool:
+        """More ranks x threads than cores on a node (meta.schema.json): the OS scheduler's figures."""
+        return self.meta.get("oversubscribed") is True
+
+    @property
     def published(self) -> bool:
         """Figures transcribed from a publication (reference sets), not measured."""
         return self.meta.get("source") == "published"
@@ -393,7 +398,7 @@ def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION, type
         report(timed & ~(df[c] >= 1), f"column '{c}' must be >= 1")
     report(df["neighbors"].notna() & ~df["neighbors"].isin([2, 4, 6, 8, 26]) & (df["program"] == "halocompare"),
            "halocompare neighbors must be 2, 4, 6, 8 or 26")
-    for c in ("run_id", "program", "label", "nprocs", "nnodes", "ppn", "thread_level"):
+    for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):  # one run per file
         first = df[c].iloc[0]
         if isinstance(first, float) and math.isnan(first):
             continue
@@ -419,7 +424,7 @@ def check_meta(path: Path, df: pd.DataFrame, meta: dict[str, Any]) -> tuple[list
     for k in ("run_id", "program", "label"):
         if k in meta and str(df[k].iloc[0]) != str(meta[k]):
             probs.append(f"{path}:2: {k} {df[k].iloc[0]!r} differs from {jp.name}'s {meta[k]!r}")
-    for k in ("nprocs", "nnodes", "ppn"):
+    for k in schema.key_roles("layout"):
         v = meta.get(k)
         if isinstance(v, int) and not isinstance(v, bool) and df[k].notna().any() and df[k].iloc[0] != v:
             probs.append(f"{path}:2: {k} {df[k].iloc[0]:g} differs from {jp.name}'s {v}")
@@ -493,20 +498,23 @@ def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], l
 
 
 def frame(runs: list[Run]) -> pd.DataFrame:
-    """All rows of runs in one frame, with derived columns: simulated, published, library
-    (short MPI name), start_utc and file (of the run), failed (verification failed: a result
+    """All rows of runs in one frame, with derived columns: simulated, published, oversubscribed,
+    library (short MPI name), start_utc and file (of the run), failed (verification failed: a result
     shown as FAILED), na (not applicable), sent_bytes (bytes one process sends per op)."""
     parts = []
     for r in runs:
         d = r.rows  # the run's own frame gains the derived columns (no copy)
         d["simulated"] = r.simulated
         d["published"] = r.published
+        d["oversubscribed"] = r.oversubscribed
         d["library"] = short_library(r.meta)
         d["start_utc"] = str(r.meta.get("start_utc") or "")
         d["file"] = rel(r.csv_path)
         d["schema"] = int(r.meta.get("schema_version", SCHEMA_VERSION))
         parts.append(d)
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
+    if not parts:
+        df["oversubscribed"] = pd.Series(dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         df["sent_bytes"] = df["mbps"] * 1e6 * df["time_median_s"]
     df["na"] = na_mask(df["stop_reason"])

@@ -5,57 +5,18 @@ and for collectives under textbook algorithms (Thakur, Rabenseifner & Gropp 2005
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Callable, cast
 
-import numpy as np
 import pandas as pd
 
 from .bcast_model import bcast_tables
-from .keys import resolve_duplicates
+from .hockney import fit_name, fits, pick
+from .keys import LAYOUT, MACHINE, with_variant
 from .load import InputError
-from .tables import Table, fmt, fmt_bytes, with_variant
+from .render import Table, fmt, fmt_bytes
+
 
 # A fit is made per pingpong configuration: every key column but the size.
-FIT_KEYS = ["label", "library", "comm", "method", "variant", "nprocs", "nnodes", "ppn"]
-
-
-def fit(n: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
-    """(α, β, worst relative error): least squares on relative error, so small sizes count."""
-    a = np.column_stack([1 / t, n / t])
-    (alpha, beta), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
-    alpha, beta = max(float(alpha), 0.0), max(float(beta), 0.0)
-    err = float(np.max(np.abs(alpha + beta * n - t) / t))
-    return alpha, beta, err
-
-
-def fits(df: pd.DataFrame, stat: str) -> pd.DataFrame:
-    lat = df[(df["program"] == "pingpong") & (df["test"] == "latency") & ~df["na"] & ~df["failed"] &
-             (df["bytes"] >= 0)]
-    rows = []
-    col = "time_min_s" if stat == "min" else "time_median_s"
-    for key, grp in lat.fillna({"nnodes": -1, "ppn": -1}).groupby(FIT_KEYS, sort=True):
-        label, lib, comm, method, variant, nprocs, nnodes, ppn = cast(tuple[Any, ...], key)
-        s = grp.set_index("bytes")[col].sort_index()  # one row per size: every other key is in FIT_KEYS
-        if len(s) < 2:
-            continue
-        sizes = s.index.to_numpy(float)
-        alpha, beta, err = fit(sizes, s.to_numpy(float))
-        rows.append({"label": label, "library": lib, "comm": comm, "method": method, "variant": variant,
-                     "nprocs": nprocs, "nnodes": nnodes, "ppn": ppn, "alpha": alpha, "beta": beta, "err": err,
-                     "sizes": f"{fmt_bytes(sizes.min())}–{fmt_bytes(sizes.max())}", "n": len(s)})
-    return pd.DataFrame(rows)
-
-
-def fit_name(r: dict[Any, Any], many: bool) -> str:
-    """'label · library · comm' (+ method, settings and layout where one label has several fits of a comm)."""
-    extra = ""
-    if many:
-        extra = " ".join(x for x in (str(r.get("method", "")), f"[{r['variant']}]" if r.get("variant") else "",
-                                     f"np{int(r['nprocs'])}" if r.get("nprocs", -1) > 0 else "") if x)
-    return " · ".join(x for x in (str(r["label"]), str(r["library"]), str(r["comm"]), extra) if x)
-
-
 def _log2(p: float) -> float:
     return float(math.ceil(math.log2(p))) if p > 1 else 0.0
 
@@ -75,36 +36,9 @@ COLL: dict[str, tuple[str, Callable[[float, float, float, float], float]]] = {
 }
 
 
-@dataclass
-class Fit:
-    comm: str
-    alpha: float
-    beta: float
-
-
-def pick(fitted: pd.DataFrame, label: str, nnodes: float, library: str = "") -> Fit | None:
-    """The fit for a run of label (and library, where one exists): inter-node when the run spans nodes,
-    else intra; the default pingpong configuration (warm cache, no extra settings, fewest ranks) first."""
-    f = fitted[fitted["label"] == label]
-    if library and (f["library"] == library).any():
-        f = f[f["library"] == library]
-    if f.empty:
-        f = fitted[fitted["label"] == "*"]
-    if f.empty:
-        return None
-    want = "inter" if nnodes > 1 else "intra"
-    m = f[f["comm"] == want]
-    m = m if not m.empty else f
-    m = m.assign(o=(m["method"] != "").astype(int) + (m["variant"] != "").astype(int)).sort_values(
-        ["o", "nprocs"], kind="stable")
-    r = m.to_dict("records")[0]
-    return Fit(str(r["comm"]), float(r["alpha"]), float(r["beta"]))
-
-
 def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None = None,
               bandwidth_mbps: float | None = None) -> str:
-    df, _ = resolve_duplicates(df)
-    df, _ = with_variant(df)
+    df, _ = with_variant(df)  # df: keys.prepared's frame (repeated runs resolved)
     fitted = fits(df, stat)
     if alpha_us is not None and bandwidth_mbps is not None:
         given = pd.DataFrame([{"label": "*", "library": "given", "comm": "--alpha/--bandwidth", "method": "",
@@ -115,7 +49,7 @@ def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None 
         raise InputError("no pingpong 'latency' rows over two or more message sizes in the input: the model "
                          "fits α and β from them (pass pingpong results too, or give --alpha and --bandwidth)")
     col = "time_min_s" if stat == "min" else "time_median_s"
-    per = fitted.groupby(["label", "library", "comm"])["alpha"].transform("size").to_numpy()
+    per = fitted.groupby([*MACHINE, "comm"])["alpha"].transform("size").to_numpy()
     tables = [Table("Hockney fit of pingpong latency: t(n) = α + β·n", ["label · MPI · pairs", "α [µs]",
                     "β [ns/B]", "1/β [MB/s]", "worst fit error", "sizes"],
                     [[fit_name(r, bool(many > 1)), fmt(r["alpha"] * 1e6),
@@ -124,7 +58,7 @@ def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None 
                      for r, many in zip(fitted.to_dict("records"), per)],
                     notes=[("Weighted least squares on relative error over all sizes; intra = both ranks on one "
                            "node, inter = on two nodes.")])]
-    layout = ["label", "library", "nprocs", "nnodes", "ppn"]
+    layout = [*MACHINE, *LAYOUT]
     ok = ~df["na"] & ~df["failed"]
     nfail = df["failed"] & df["program"].isin(["halocompare", "collectives"])
     halo = df[(df["program"] == "halocompare") & (df["test"] == "halo") & ok]

@@ -19,7 +19,8 @@ import pandas as pd
 
 from . import schema
 from .load import InputError, Run, frame, short_library
-from .tables import Table, fmt, fmt_bytes
+from .page import banners, html_page, meta_table
+from .render import Table, fmt, fmt_bytes
 
 # Blocking sends whose time per call is comparable with pingpong's one-way latency at the same size.
 P2P_BLOCKING = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
@@ -352,8 +353,6 @@ def render(runs: list[Run], fmt_name: str) -> tuple[str, list[str]]:
 
 def write_html(runs: list[Run], out: Path, warns_in: list[str]) -> list[str]:
     import base64
-
-    from .report import banners, html_page, meta_table
 
     profs, bench, warns = build(runs)
     body = ["<main>", banners(runs, warns_in + warns)]

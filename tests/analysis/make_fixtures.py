@@ -226,9 +226,22 @@ def make_equal() -> None:
     w.write(HERE / "equal", lib, env)
 
 
+def make_oversub() -> None:
+    """A halo run whose JSON says it was oversubscribed (more ranks × threads than cores): every finding and
+    every verdict from it must say so."""
+    lib, env, *_ = LIBS["clusterA"]
+    w = Writer("oversub", "halocompare", 4, 1, 78)
+    for comm, cf in (("world", 1.0), ("evenodd", 1.9)):
+        for m, mf in (("irecv-isend", 1.0), ("persistent", 1.3)):
+            w.row("halo", 40e-6 * cf * mf, m, comm, 4, 0, 16000, sent=4 * 16000)
+    w.extra = {"oversubscribed": True}
+    w.write(HERE / "oversub", lib, env)
+
+
 if __name__ == "__main__":
     make("clusterA", 10)
     make("clusterB", 20)
     make_sim()
     make_equal()
+    make_oversub()
     print("fixtures written to", HERE)

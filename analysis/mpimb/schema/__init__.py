@@ -57,6 +57,29 @@ def key_columns(doc: dict[str, Any] | None = None) -> list[str]:
     return [c["title"] for c in specs("results", doc) if c.get("x-key")]
 
 
+def roles() -> dict[str, str]:
+    """Role name -> what it means (results.schema.json's x-roles)."""
+    r: dict[str, str] = document("results")["x-roles"]
+    return r
+
+
+def key_roles(*names: str) -> list[str]:
+    """The key columns of the given roles (x-role), role by role in the order given and in column order
+    within a role: key_roles("config", "layout") -> method, comm, neighbors, periodic, threads, nprocs,
+    nnodes, ppn.  Every subset of the key columns the package uses is named by its roles here."""
+    known = roles()
+    for n in names:
+        if n not in known:
+            raise KeyError(f"no key role {n!r} in results.schema.json (roles: {', '.join(known)})")
+    return [c["title"] for n in names for c in specs("results") if c.get("x-role") == n]
+
+
+def numeric_keys() -> list[str]:
+    """The key columns that hold numbers (empty cells read as NaN)."""
+    t = types()
+    return [c for c in key_columns() if t[c] & {"integer", "number"}]
+
+
 def required_columns(name: str = "results") -> list[str]:
     """Columns that may not be empty: strings with minLength >= 1, numbers that may not be null."""
     return [c["title"] for c in specs(name)
@@ -76,6 +99,37 @@ def vocabulary(column: str) -> tuple[list[Any], list[str]]:
     values = [v for b in branches for v in b.get("enum", [])]
     patterns = [b["pattern"] for b in branches if "pattern" in b and "enum" not in b]
     return values, patterns
+
+
+# ------------------------------------------------------------------ vocabularies
+
+# Fewer repetitions than this: no usable nonparametric 95 % interval of the median (results.schema.json,
+# column reps, x-min-reps-for-ci); no difference is judged with such a row.
+MIN_REPS_FOR_CI: int = int(spec("reps")["x-min-reps-for-ci"])
+
+
+def method_families(program: str = "halocompare") -> dict[str, str]:
+    """method -> its family ('point-to-point', 'one-sided', 'neighbourhood collective') for a program
+    (results.schema.json, column method, x-vocabulary)."""
+    fam: dict[str, str] = spec("method")["x-vocabulary"].get(program, {})
+    return fam
+
+
+UNKNOWN_FAMILY = "unknown"
+POINT_TO_POINT = "point-to-point"
+ONE_SIDED = "one-sided"
+NEIGHBOURHOOD = "neighbourhood collective"
+
+
+def thread_levels() -> list[str]:
+    """The MPI thread levels, lowest first (the thread_level column's enum)."""
+    levels: list[str] = spec("thread_level")["enum"]
+    return levels
+
+
+def mpi_thread_level(level: str) -> str:
+    """'multiple' -> 'MPI_THREAD_MULTIPLE'."""
+    return f"MPI_THREAD_{level.upper()}"
 
 
 def previous_columns(version: int) -> list[str]:
@@ -131,5 +185,6 @@ def params_problem(value: str) -> str | None:
 
 
 def parse_params(value: str) -> dict[str, str]:
-    """A canonical params field as a dict (call params_problem first)."""
+    """A canonical params field as a dict (call params_problem first).  The one parser of params:
+    every other reader goes through it (mpimb.keys.param_values for a column of them)."""
     return dict(p.split("=", 1) for p in value.split(";")) if value else {}

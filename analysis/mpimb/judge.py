@@ -1,0 +1,167 @@
+"""The findings rules — the one place that decides when a difference is called and how a finding
+says it (docs/report.md, "Findings").
+
+- A difference is called only where the two 95 % confidence intervals of the medians
+  (time_ci_lo_s .. time_ci_hi_s) do not overlap (CALLED); where they overlap the pair is within
+  the noise (NOISE) and no winner is named.
+- A row with fewer than schema.MIN_REPS_FOR_CI repetitions has no usable interval: a pair
+  involving it is "not judged (N repetitions)", N the smaller count (few_reps).
+- Figures without an interval (published ones) are not judged (UNJUDGED).
+- A finding from an oversubscribed run (more ranks × threads than cores; the JSON's
+  "oversubscribed") carries the OVERSUBSCRIBED mark in front of its sentence.
+- Rank orderings are judged on ORDERING_METHOD (irecv-isend), as halocompare's own stdout does.
+
+FAILED and n/a rows never reach these functions (the callers leave them out)."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import schema
+from .render import fmt
+from .units import MBPS, US
+
+NOISE = "within the noise (95 % CIs overlap)"
+CALLED = "outside the noise (95 % CIs do not overlap)"
+UNJUDGED = "not judged (no confidence interval)"
+OVERSUBSCRIBED = "[oversubscribed: ranks × threads > cores — figures of the OS scheduler] "
+ORDERING_METHOD = "irecv-isend"
+MIN_REPS = schema.MIN_REPS_FOR_CI
+# The first line of the plain findings block (mpimb-report findings; the C programs print it).
+HEADER = "Findings (medians; differences called only where the 95 % CIs do not overlap):"
+
+
+def few_reps(n: int) -> str:
+    return f"not judged ({n} repetitions)"
+
+
+@dataclass
+class Finding:
+    machine: str  # "label · library"
+    topic: str  # "halo methods", "rank ordering", ...
+    text: str  # one sentence with its numbers
+    oversubscribed: bool = False  # from a run with more ranks × threads than cores
+
+    @property
+    def sentence(self) -> str:
+        """The sentence as shown: with the oversubscription mark in front where it applies."""
+        return (OVERSUBSCRIBED if self.oversubscribed else "") + self.text
+
+
+def usable_ci(reps: pd.Series) -> np.ndarray:
+    """Rows whose repetitions are enough for a 95 % interval of the median (unknown counts pass)."""
+    r = reps.to_numpy(float)
+    return ~(r < MIN_REPS)
+
+
+def reps(a: pd.Series, b: pd.Series) -> float:
+    """The smaller repetition count of two rows (NaN when neither says)."""
+    return float(np.fmin(float(a.get("reps", math.nan)), float(b.get("reps", math.nan))))
+
+
+def verdict(a: pd.Series, b: pd.Series) -> str:
+    """'called', 'noise', 'few' (too few repetitions) or 'unjudged' (no CI) for two rows."""
+    n = reps(a, b)
+    if n < MIN_REPS:
+        return "few"
+    lo_a, hi_a, lo_b, hi_b = (float(x) for x in (a["time_ci_lo_s"], a["time_ci_hi_s"], b["time_ci_lo_s"],
+                                                  b["time_ci_hi_s"]))
+    if not all(math.isfinite(x) for x in (lo_a, hi_a, lo_b, hi_b)):
+        return "unjudged"
+    return "called" if hi_a < lo_b or hi_b < lo_a else "noise"
+
+
+def tail(a: pd.Series, b: pd.Series) -> str:
+    """The verdict of two rows as the words that end a finding."""
+    v = verdict(a, b)
+    if v == "few":
+        return few_reps(int(reps(a, b)))
+    return CALLED if v == "called" else NOISE if v == "noise" else UNJUDGED
+
+
+def started(a: pd.Series, b: pd.Series, a_name: str, b_name: str) -> str:
+    """' (repetitions started differently: ...)' where the harness chose other starts for a and b."""
+    sa = schema.parse_params(str(a.get("params", ""))).get("sync", "")
+    sb = schema.parse_params(str(b.get("params", ""))).get("sync", "")
+    if not sa or not sb or sa == sb:
+        return ""
+    return f" (repetitions started differently: {a_name} by {sa}, {b_name} by {sb}; docs/measurement.md)"
+
+
+def mbps(r: pd.Series) -> str:
+    return f"{fmt(float(r['mbps']))} {MBPS}"
+
+
+def us(r: pd.Series) -> str:
+    return f"{fmt(float(r['time_median_s']) * 1e6)} {US}"
+
+
+def name(r: pd.Series, col: str) -> str:
+    v = str(r[col])
+    return f"{v} [{r['variant']}]" if r.get("variant") else v
+
+
+def stencil(n: float, p: float) -> str:
+    return f"{int(n)}-nbr {'periodic' if p == 1 else 'non-periodic'}"
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b > 0 and math.isfinite(a) and math.isfinite(b) else math.nan
+
+
+def extremes(g: pd.DataFrame, col: str, higher: bool = True) -> tuple[pd.Series, pd.Series] | None:
+    """(best, worst) rows of g by col (rates: higher is better), or None with fewer than two."""
+    g = g[np.isfinite(g[col].to_numpy(float))]
+    if len(g) < 2:
+        return None
+    order = g.sort_values(col, ascending=not higher, kind="stable")
+    return order.iloc[0], order.iloc[-1]
+
+
+def spread(what: str, best: pd.Series, worst: pd.Series, col: str, value: Callable[[pd.Series], str],
+           kind: str, r: float) -> str:
+    """'{what}: X is the best ... , 1.87× the worst, Y at ...' or the within-the-noise form."""
+    v = verdict(best, worst)
+    a, b = name(best, col), name(worst, col)
+    st = started(best, worst, a, b)
+    if v == "called":
+        return (f"{what}: {a} is the best {kind} at {value(best)}, {r:.2f}× the worst, {b} at {value(worst)} "
+                f"— {CALLED}{st}.")
+    if v == "noise":
+        return f"{what}: the {kind}s are {NOISE[:-1]}; {a} {value(best)} to {b} {value(worst)}){st}."
+    return (f"{what}: best {kind} {a} at {value(best)}, worst {b} at {value(worst)}, {r:.2f}× — "
+            f"{tail(best, worst)}{st}.")
+
+
+def pair(what: str, a: pd.Series, b: pd.Series, a_name: str, b_name: str, value: Callable[[pd.Series], str],
+         ratio_name: str, r: float) -> str:
+    """'{what}: A x against B y: ratio r — outside/within the noise.'"""
+    return (f"{what}: {a_name} {value(a)} against {b_name} {value(b)}; {ratio_name} = {r:.2f} — "
+            f"{tail(a, b)}{started(a, b, a_name, b_name)}.")
+
+
+def text(fs: list[Finding], width: int = 120) -> str:
+    """The findings as the table command prints them: per machine, each sentence wrapped to width."""
+    if not fs:
+        return ""
+    out = []
+    for mach in dict.fromkeys(f.machine for f in fs):
+        out.append(f"Findings — {mach} (a difference is called only where the 95 % CIs do not overlap):")
+        for f in fs:
+            if f.machine == mach:
+                out.append(textwrap.fill(f.sentence, width, initial_indent="- ", subsequent_indent="  "))
+    return "\n".join(out) + "\n"
+
+
+def plain(fs: list[Finding], none_why: str = "") -> str:
+    """The plain findings block (mpimb-report findings): HEADER, then '  * machine: sentence' per
+    finding, one line each; with no findings one line saying none could be made and why."""
+    if not fs:
+        return f"Findings: none could be made ({none_why or 'nothing to compare'}).\n"
+    return HEADER + "\n" + "".join(f"  * {f.machine}: {f.sentence}\n" for f in fs)

@@ -1,0 +1,309 @@
+"""halocompare: its tables (the talk's shape: communicators × stencils × methods per mesh, one
+sender, rate against size), its plots (bars or heat maps per mesh, rate against size) and its
+findings (fastest and slowest method, rank ordering on the ordering method, one-sided against
+send/recv, one sender against the halo).  A method's family comes from the schema's vocabulary
+(schema.method_families), never from its name."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .. import schema
+from ..judge import ORDERING_METHOD, extremes, mbps, name, pair, ratio, spread, stencil
+from ..keys import param_numbers, params_note, with_variant
+from ..load import groups
+from ..plotting import Plot, bytes_axis, hsl, log_y, per_test, pyplot, save
+from ..render import (
+    FAILED,
+    KEY,
+    SHOWN,
+    Table,
+    agg,
+    cell,
+    extra_keys,
+    failed_note,
+    fmt,
+    fmt_bytes,
+    heat_colour,
+    pivot,
+)
+
+MAX_BARS = 6  # more bars per group than this and a halo plot becomes a heat map
+SIZE_KEYS = ["dims", "periodic", "neighbors"]
+
+
+def families(methods: pd.Series) -> pd.Series:
+    """Each method's family (schema.method_families; unknown methods: schema.UNKNOWN_FAMILY)."""
+    return methods.map(schema.method_families("halocompare")).fillna(schema.UNKNOWN_FAMILY).astype(str)
+
+
+# ---------------------------------------------------------------- tables
+
+def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
+    out: list[Table] = []
+    halo, constant = with_variant(d[d["test"] == "halo"])
+    # the point-to-point methods in one table, the one-sided and neighbourhood collectives in the next
+    fam = families(halo["method"])
+    halo = halo.assign(family=np.where((fam == schema.POINT_TO_POINT) | (fam == schema.UNKNOWN_FAMILY), 0, 1))
+    for (nbytes, per, family), h in groups(halo, ["bytes", "periodic", "family"], dropna=False):
+        extra = extra_keys(h, ["comm", "neighbors", "method"])
+        h = h.assign(row=h[["comm", *extra]].astype(str).agg(" · ".join, axis=1) if extra else h["comm"])
+        a = agg(h, ["row", "neighbors", "method"])
+        comms = list(dict.fromkeys(a["row"]))
+        methods = list(dict.fromkeys(a["method"]))
+        nbrs = sorted(int(x) for x in a["neighbors"].unique() if x >= 0)
+        look = {(c, n, m): (v, na, f) for c, n, m, v, na, f in zip(a["row"], a["neighbors"], a["method"], a["value"],
+                                                                    a["na"], a["failed"])}
+        header = ["comm" + "".join(f" · {SHOWN.get(x, x)}" for x in extra)] + [m for _ in nbrs for m in methods]
+        grp = [("", 1)] + [(f"{n} neighbours", len(methods)) for n in nbrs]
+        rows, heat = [], []
+        for c in comms:
+            row, rel = [c], []
+            for n in nbrs:
+                hits = [look.get((c, float(n), m)) for m in methods]
+                good = [x[0] for x in hits if x and not x[1] and not x[2] and math.isfinite(x[0])]
+                best = max(good) if good else math.nan
+                for x in hits:
+                    row.append(cell(x[0], bool(x[1]), bool(x[2])) if x else "")
+                    ok = x is not None and not x[1] and not x[2] and math.isfinite(x[0]) and best > 0
+                    rel.append(float(x[0]) / best if ok and x else None)
+            rows.append(row)
+            heat.append(rel)
+        kind = ("Periodic" if per == 1 else "Non-periodic") + (
+            " mesh, one-sided and neighbourhood collectives" if family else " mesh")
+        per_nbr = f", {fmt_bytes(nbytes)} B per neighbour" if pd.notna(nbytes) else ""
+        notes = [("MB/s = 10^6 bytes one process sends per exchange (neighbours × bytes) / time per exchange "
+                 "(slowest rank).")]
+        if bool(a["na"].any()):
+            reasons = sorted(set(h.loc[h["na"], "stop_reason"]))
+            notes.append("n/a: " + "; ".join(r.removeprefix("n/a: ") for r in reasons))
+        notes += [n for n in (params_note(constant),) if n] + failed_note(h)
+        out.append(Table(f"{kind}{per_nbr}: MB/s per process — {ctx}", header, rows, grp, notes, heat=heat))
+    one = d[d["test"] == "one-sender"]
+    if not one.empty:
+        o = agg(one, ["neighbors", "periodic", "bytes"])
+        hal = agg(halo, ["comm", "neighbors", "periodic", "bytes", "method"]) if not halo.empty else None
+        rows = []
+        for n, p, b, v, na, f in zip(o["neighbors"], o["periodic"], o["bytes"], o["value"], o["na"], o["failed"]):
+            ref, ref_bad = math.nan, False
+            if hal is not None:
+                m = hal[(hal["comm"] == "world") & (hal["neighbors"] == n) & (hal["periodic"] == p)
+                        & (hal["bytes"] == b) & (hal["method"] == ORDERING_METHOD)]
+                if not m.empty:
+                    ref, ref_bad = float(m["value"].iloc[0]), bool(m["failed"].iloc[0])
+            stencil = f"{int(n)}-nbr {'periodic' if p == 1 else 'non-periodic'}"
+            ok = math.isfinite(ref) and ref > 0 and not na and not f and not ref_bad
+            rows.append([stencil, cell(v, bool(na), bool(f)), FAILED if ref_bad else fmt(ref) if math.isfinite(ref)
+                         else "", fmt(v / ref) if ok else ""])
+        out.append(Table(f"One sender (world): one interior process sends alone, MB/s — {ctx}",
+                         ["stencil", "one-sender", f"halo {ORDERING_METHOD}", "one-sender/halo"], rows,
+                         notes=failed_note(one)))
+    rest = d[~d["test"].isin(["halo", "one-sender"])]
+    if not rest.empty:
+        out.append(pivot(rest, KEY, ["bytes"], f"halocompare, other tests — {ctx}"))
+    out += size_tables(d, ctx)
+    return out
+
+
+def _swept(d: pd.DataFrame) -> pd.DataFrame:
+    """The halocompare halo rows of (dims, periodic, stencil, comm) groups run at two or more sizes,
+    with dims (from params, 2 where absent: results from before --dims) as a column."""
+    h = d[(d["program"] == "halocompare") & (d["test"] == "halo") & (d["bytes"] > 0)]
+    if h.empty:
+        return h
+    h = h.assign(dims=param_numbers(h["params"], "dims").fillna(2).astype(int))
+    n = h.groupby([*SIZE_KEYS, "comm"], dropna=False)["bytes"].transform("nunique")
+    return h[n >= 2]
+
+
+def _what(dims: int, per: float, nbrs: float) -> str:
+    return f"{dims}-D {'periodic' if per == 1 else 'non-periodic'} mesh, {int(nbrs)} neighbours"
+
+
+def size_tables(d: pd.DataFrame, ctx: str) -> list[Table]:
+    """Rate against size: rows = bytes per neighbour message, columns = methods (d has value/unit)."""
+    out: list[Table] = []
+    h = _swept(d)
+    h = h.assign(order=h["comm"].map({c: i for i, c in enumerate(dict.fromkeys(h["comm"]))}))  # as run
+    for (dims, per, nbrs, _, comm), g in groups(h, [*SIZE_KEYS, "order", "comm"], sort=True):
+        t = pivot(g, ["bytes"], ["method"], f"{_what(dims, per, nbrs)}, comm {comm}: MB/s per process against "
+                  f"bytes per neighbour message — {ctx}", unit_in_header=False)
+        out.append(t)
+    return out
+
+
+# ---------------------------------------------------------------- plots
+
+def halo_bars(g: pd.DataFrame, title: str, name: str) -> Plot | None:
+    """Grouped bars per communicator, one bar per method; a panel per neighbour count.  With
+    more than MAX_BARS methods the bars are unreadable and the plot is halo_heat instead."""
+    g = g[g["test"] == "halo"]
+    if g.empty:
+        return None
+    methods = list(dict.fromkeys(g["method"]))
+    if len(methods) > MAX_BARS or g["variant"].nunique() > 1:
+        return halo_heat(g, title, name)
+    g = g[~g["failed"]]
+    nbrs = sorted(int(x) for x in g["neighbors"].dropna().unique())
+    comms = list(dict.fromkeys(g["comm"]))
+    fig, axes = pyplot().subplots(1, max(1, len(nbrs)), figsize=(5.2 * max(1, len(nbrs)), 4.0), sharey=True,
+                             squeeze=False)
+    width = 0.8 / max(1, len(methods))
+    for ax, n in zip(axes[0], nbrs):
+        h = g[g["neighbors"] == n].set_index(["comm", "method"])["value"]
+        x = np.arange(len(comms))
+        for j, m in enumerate(methods):
+            vals = [h.get((c, m), np.nan) for c in comms]
+            ax.bar(x + (j - (len(methods) - 1) / 2) * width, vals, width, label=m)
+        ax.set_xticks(x, comms)
+        ax.set_title(f"{n} neighbours")
+        ax.set_xlabel("communicator")
+        ax.grid(axis="x", visible=False)
+    axes[0][0].set_ylabel("MB/s per process (higher is better)")
+    axes[0][-1].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle(title, fontsize=10)
+    return save(fig, name, title)
+
+
+def halo_heat(g: pd.DataFrame, title: str, name: str) -> Plot | None:
+    """Communicator × method per neighbour count, each cell coloured by its rate relative to the
+    best of its row (as the report's heat-map tables) and labelled with the MB/s; FAILED and n/a
+    cells say so."""
+    from matplotlib.colors import to_rgb
+
+    nbrs = sorted(int(x) for x in g["neighbors"].dropna().unique() if x >= 0)
+    if not nbrs:
+        return None
+    g = g.assign(col=np.where(g["variant"] != "", g["method"] + "\n" + g["variant"], g["method"]))
+    cols = list(dict.fromkeys(g["col"]))
+    comms = list(dict.fromkeys(g["comm"]))
+    fig, axes = pyplot().subplots(len(nbrs), 1, figsize=(max(6.0, 0.85 * len(cols) + 1.6), 1.0 + 0.42 * len(comms) *
+                                                     len(nbrs) + 0.9 * len(nbrs)), squeeze=False)
+    for ax, n in zip(axes[:, 0], nbrs):
+        h = g[g["neighbors"] == n].set_index(["comm", "col"])
+        val = np.full((len(comms), len(cols)), np.nan)
+        label = [["" for _ in cols] for _ in comms]
+        for i, c in enumerate(comms):
+            for j, m in enumerate(cols):
+                if (c, m) not in h.index:
+                    continue
+                r = h.loc[(c, m)]
+                if bool(r["failed"]):
+                    label[i][j] = "FAILED"
+                elif bool(r["na"]):
+                    label[i][j] = "n/a"
+                elif math.isfinite(float(r["value"])):
+                    val[i, j] = float(r["value"])
+                    label[i][j] = fmt(float(r["value"]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            best = np.nanmax(np.where(np.isnan(val), -np.inf, val), axis=1, keepdims=True)
+            rel = val / np.where(best > 0, best, np.nan)
+        rgb = np.ones((len(comms), len(cols), 3))
+        for i in range(len(comms)):
+            for j in range(len(cols)):
+                if math.isfinite(rel[i, j]):
+                    rgb[i, j] = to_rgb(hsl(heat_colour(float(rel[i, j]))))
+                elif label[i][j] == "FAILED":
+                    rgb[i, j] = (0.72, 0.11, 0.11)
+        ax.imshow(rgb, aspect="auto")
+        for i in range(len(comms)):
+            for j in range(len(cols)):
+                ax.text(j, i, label[i][j], ha="center", va="center", fontsize=7,
+                        color="white" if label[i][j] == "FAILED" else "#1d2430")
+        ax.set_xticks(range(len(cols)), cols, rotation=35, ha="right", fontsize=7)
+        ax.set_yticks(range(len(comms)), comms)
+        ax.set_title(f"{n} neighbours: MB/s per process, colour = share of the row's best", fontsize=9)
+        ax.grid(False)
+    fig.suptitle(title, fontsize=10)
+    return save(fig, name, title)
+
+
+def size_plots(g: pd.DataFrame, ctx: str, base: str) -> list[Plot]:
+    """Rate against size, a panel per communicator, a line per method (g has value)."""
+    out: list[Plot] = []
+    for (dims, per, nbrs), s in groups(_swept(g[~g["na"]]), SIZE_KEYS, sort=True):
+        comms = list(dict.fromkeys(s["comm"]))
+        methods = list(dict.fromkeys(s["method"]))
+        ncol = min(3, len(comms))
+        nrow = -(-len(comms) // ncol)
+        fig, axes = pyplot().subplots(nrow, ncol, figsize=(4.4 * ncol, 3.4 * nrow + 0.6), sharex=True, sharey=True,
+                                 squeeze=False)
+        for ax, ((comm,), c) in zip(axes.flat, groups(s, ["comm"], sort=False)):
+            for m in methods:  # the same colour per method in every panel
+                v = c[c["method"] == m].groupby("bytes", sort=True)["value"].median()
+                ax.plot(v.index, v.to_numpy(), marker="o", ms=3, lw=1.2, label=m)
+            ax.set_title(f"comm {comm}")
+            bytes_axis(ax)
+            log_y(ax)
+        for ax in axes.flat[len(comms):]:
+            ax.set_visible(False)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("MB/s per process")
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, labels, fontsize=7, frameon=False, loc="lower center", ncol=min(5, len(methods)))
+        kind = "periodic" if per == 1 else "non-periodic"
+        title = f"halo exchange rate against message size, {_what(dims, per, nbrs)}\n{ctx}"
+        fig.suptitle(title, fontsize=10)
+        rows_of_legend = int(np.ceil(len(methods) / min(5, len(methods))))
+        fig.tight_layout(rect=(0, 0.04 * rows_of_legend + 0.02, 1, 1))
+        out.append(save(fig, f"{base}-halo-sizes-{dims}d-{kind}-{int(nbrs)}", title, tight=False))
+    return out
+
+def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
+    """The block's halo plots per mesh and size, rate against size, then a sweep per other test."""
+    out: list[Plot] = []
+    for (per, b), h in groups(g[g["test"] == "halo"], ["periodic", "bytes"]):
+        kind = "periodic" if per == 1 else "non-periodic"
+        p = halo_bars(h, f"halo exchange, {kind}, {fmt_bytes(b)} B per neighbour\n{ctx}",
+                      f"{base}-halo-{kind}-{int(b)}")
+        if p:
+            out.append(p)
+    out += size_plots(g, ctx, base)
+    return out + per_test(g, stat, ctx, base)
+
+
+# ---------------------------------------------------------------- findings
+
+def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    h = m[m["test"] == "halo"]
+    one = m[m["test"] == "one-sender"]
+    for (n, p, b), s in groups(h, ["neighbors", "periodic", "bytes"], dropna=False):
+        st = stencil(n, p) + (f", {fmt_bytes(b)} B" if math.isfinite(b) else "")
+        comm = "world" if (s["comm"] == "world").any() else str(s["comm"].iloc[0])
+        w = s[s["comm"] == comm]
+        e = extremes(w, "mbps")
+        if e:
+            out.append(("halo methods", spread(f"Halo {st}, {comm}{where}", e[0], e[1], "method", mbps,
+                                                "method", ratio(e[0]["mbps"], e[1]["mbps"]))))
+        per_method = s.groupby("method", sort=False)["comm"].nunique()
+        per_method = per_method[per_method > 1]
+        meth = ORDERING_METHOD if ORDERING_METHOD in per_method.index else (per_method.index[0] if len(per_method) else None)
+        if meth:
+            e = extremes(s[s["method"] == meth], "mbps")
+            if e:
+                out.append(("rank ordering", spread(f"Rank ordering, halo {st}{where} with {meth}", e[0], e[1],
+                                                     "comm", mbps, "communicator",
+                                                     ratio(e[0]["mbps"], e[1]["mbps"]))))
+        fam = families(w["method"])
+        rma = w[fam == schema.ONE_SIDED]
+        p2p = w[fam == schema.POINT_TO_POINT]
+        if len(rma) and len(p2p):
+            a = rma.sort_values("mbps", ascending=False).iloc[0]
+            c = p2p.sort_values("mbps", ascending=False).iloc[0]
+            out.append(("one-sided vs send/recv", pair(
+                f"One-sided vs send/recv, halo {st}, {comm}{where}", a, c,
+                f"best one-sided method {name(a, 'method')}", f"best send/recv method {name(c, 'method')}",
+                mbps, "one-sided / send-recv", ratio(a["mbps"], c["mbps"]))))
+        o = one[(one["neighbors"] == n) & (one["periodic"] == p) & ((one["bytes"] == b) | one["bytes"].isna())]
+        ref = s[(s["comm"] == "world") & (s["method"] == ORDERING_METHOD)]
+        if len(o) and len(ref):
+            a, c = o.iloc[0], ref.iloc[0]
+            out.append(("one-sender / halo", pair(
+                f"One sender, {st}{where}", a, c, "one process sending alone reaches",
+                f"a process in the halo exchange (world, {ORDERING_METHOD})", mbps, "one-sender / halo",
+                ratio(a["mbps"], c["mbps"]))))
+    return out

@@ -1,0 +1,165 @@
+"""threads: its tables (per test: size · threads × method, and the overhead tests per provided thread
+level; the two studies of issue 18: master-worker — versions against the number of workers, blocks/s,
+speedup against one worker of the same version, the master's CPU % — and overlap by placement —
+methods × placements, µs per iteration and % change against serial), its plots (a sweep per test, the
+thread-level overhead bars across the per-level runs) and its findings (MPI_THREAD_MULTIPLE against
+MPI_THREAD_SINGLE on the overhead tests).  msgrate-mt is in Mmsg/s, as the program prints it
+(mpimb.units)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from .. import schema
+from ..judge import pair, ratio, us
+from ..keys import MACHINE, VARIANT, param_values
+from ..load import groups
+from ..plotting import Plot, log_y, per_test, pyplot, save
+from ..render import Table, fmt, fmt_bytes, pivot
+from ..units import axis_label
+
+
+def test_tables(d: pd.DataFrame, ctx: str) -> list[Table]:
+    out: list[Table] = []
+    for (test,), t in groups(d, ["test"], sort=False):
+        rows = ["bytes", "threads"] if t["bytes"].notna().any() else ["threads"]
+        cols = ["method", "thread_level"] if test.startswith("overhead") else ["method"]
+        out.append(pivot(t, rows, cols, f"threads {test} ({t['unit'].iloc[0]}) — {ctx}", unit_in_header=False))
+    return out
+
+
+MW_ORDER = ("mpi-only", "comm-threads", "worker-overlap")
+PL_METHODS = ("serial", "comm-thread", "spmd")
+PLACES = ("same-pu", "smt-sibling", "other-core", "unbound")
+
+
+def param(d: pd.DataFrame, key: str) -> pd.Series:
+    """The value of key in each row's params (NaN where absent)."""
+    return param_values(d["params"], key).replace("", np.nan)
+
+
+def _cell(v: float, na: bool, spec: str = "") -> str:
+    if na:
+        return "n/a"
+    if pd.isna(v):
+        return "-"
+    return f"{v:{spec}}" if spec else fmt(float(v))
+
+
+def master_worker(t: pd.DataFrame, ctx: str) -> Table:
+    d = t.assign(workers=pd.to_numeric(param(t, "workers")), blocks=pd.to_numeric(param(t, "blocks")))
+    d["rate"] = d["blocks"] / (d["value"] * 1e-6)  # value: µs per farm under the chosen statistic
+    a = d.groupby(["method", "workers"], sort=False).agg(rate=("rate", "median"), cpu=("cpu_pct", "median"),
+                                                          na=("na", "all")).reset_index()
+    one = a[a["workers"] == 1].set_index("method")["rate"]
+    a["speedup"] = a["rate"] / a["method"].map(one)
+    methods = [m for m in MW_ORDER if m in set(a["method"])] + sorted(set(a["method"]) - set(MW_ORDER))
+    cells = {(str(m), float(w)): [_cell(r, bool(n)), _cell(s, bool(n), ".2f"), _cell(c, bool(n), ".0f")]
+             for m, w, r, s, c, n in zip(a["method"], a["workers"], a["rate"], a["speedup"], a["cpu"], a["na"])}
+    sub = ["blocks/s", "speedup", "cpu %"]
+    rows = [[f"{int(w)}"] + [x for m in methods for x in cells.get((m, float(w)), ["", "", ""])]
+            for w in sorted(a["workers"].unique())]
+    first = t.iloc[0]
+    work = param(t.iloc[:1], "work").iloc[0]
+    title = (f"threads master-worker: {int(d['blocks'].iloc[0])} blocks of {int(first['bytes'])} B, {work} — "
+             f"speedup against 1 worker of the same version, cpu: the master's threads (% of one core) — {ctx}")
+    return Table(title, ["workers"] + sub * len(methods), rows, groups=[("", 1)] + [(m, len(sub)) for m in methods])
+
+
+def placement(t: pd.DataFrame, ctx: str) -> Table:
+    d = t.assign(placement=param(t, "placement"))
+    a = d.groupby(["method", "placement"], sort=False).agg(value=("value", "median"), na=("na", "all")).reset_index()
+    serial = a[a["method"] == "serial"].set_index("placement")["value"]
+    a["pct"] = 100 * (a["value"] / a["placement"].map(serial) - 1)
+    places = [p for p in PLACES if p in set(a["placement"])]
+    cells = {(str(m), str(p)): [_cell(v, bool(n)), "" if m == "serial" or n or pd.isna(c) else f"{c:+.0f}%"]
+             for m, p, v, c, n in zip(a["method"], a["placement"], a["value"], a["pct"], a["na"])}
+    rows = [[m] + [x for p in places for x in cells.get((m, p), ["", ""])]
+            for m in PL_METHODS if m in set(a["method"])]
+    title = (f"threads overlap by placement of the communication thread: µs per iteration and % change against "
+             f"serial under the same placement — {ctx}")
+    return Table(title, ["method"] + ["µs", "vs serial"] * len(places), rows,
+                 groups=[("", 1)] + [(p, 2) for p in places])
+
+
+def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
+    mw = d["test"] == "master-worker"
+    pl = (d["test"] == "overlap") & (param_values(d["params"], "placement") != "")
+    out = test_tables(d[~mw & ~pl], ctx) if (~mw & ~pl).any() else []
+    if pl.any():
+        out.append(placement(d[pl], ctx))
+    if mw.any():
+        out.append(master_worker(d[mw], ctx))
+    return out
+
+
+# ---------------------------------------------------------------- plots
+
+def overhead_bars(g: pd.DataFrame, title: str, name: str) -> Plot | None:
+    """Thread-level overhead: bars per size, one bar per provided thread level."""
+    if g.empty:
+        return None
+    levels = [lv for lv in schema.thread_levels() if lv in set(g["thread_level"])]
+    sizes = sorted(g["bytes"].unique())
+    h = g.set_index(["bytes", "thread_level"])["value"]  # one row each: the plot is per variant
+    fig, ax = pyplot().subplots(figsize=(6.4, 3.8))
+    x = np.arange(len(sizes))
+    w = 0.8 / max(1, len(levels))
+    for j, lv in enumerate(levels):
+        ax.bar(x + (j - (len(levels) - 1) / 2) * w, [h.get((s, lv), np.nan) for s in sizes], w,
+               label=schema.mpi_thread_level(lv))
+    ax.set_xticks(x, [fmt_bytes(s) for s in sizes])
+    ax.set_xlabel("message size [bytes]")
+    ax.set_ylabel(axis_label(str(g["unit"].iloc[0]), "", per_process=False))
+    log_y(ax)
+    ax.grid(axis="x", visible=False)
+    ax.legend(fontsize=7, frameon=False)
+    ax.set_title(title)
+    return save(fig, name, title)
+
+
+def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
+    """A sweep per test; the overhead tests are drawn across the per-level runs (set_plots)."""
+    def overhead(test: str, t: pd.DataFrame) -> list[Plot] | None:
+        return [] if test.startswith("overhead") else None
+
+    return per_test(g, stat, ctx, base, instead=overhead)
+
+
+def set_plots(d: pd.DataFrame, stat: str) -> list[Plot]:
+    """Thread-level overhead: the per-level runs are separate files, so group across runs."""
+    out: list[Plot] = []
+    th = d[(d["program"] == "threads") & d["test"].str.startswith("overhead") & ~d["na"] & ~d["failed"]]
+    for (label, lib, test, var, nprocs, ppn), g in groups(th, [*MACHINE, "test", VARIANT, "nprocs", "ppn"]):
+        sim = " — SIMULATED" if bool(g["simulated"].any()) else ""
+        many = th[(th["label"] == label) & (th["test"] == test)][["library", "variant", "nprocs", "ppn"]]
+        tag = "" if len(many.drop_duplicates()) == 1 else "-" + re.sub(r"[^A-Za-z0-9.=]+", "_",
+                                                                          f"{lib}-{var}-np{nprocs:.0f}-{ppn:.0f}")
+        p = overhead_bars(g, f"thread-level overhead: {test}{f' [{var}]' if var else ''}\n{label} · {lib}{sim}",
+                          f"{label}-threads-{test}-levels{tag}")
+        if p:
+            out.append(p)
+    return out
+
+
+# ---------------------------------------------------------------- findings
+
+def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    t = m[(m["program"] == "threads") & m["test"].str.startswith("overhead")]
+    for (test,), s in groups(t, ["test"]):
+        mult, single = s[s["thread_level"] == "multiple"], s[s["thread_level"] == "single"]
+        if mult.empty or single.empty:
+            continue
+        both = sorted(set(mult["bytes"]) & set(single["bytes"]))
+        if not both:
+            continue
+        size = both[0] if "latency" in str(test) else both[-1]
+        a, b = mult[mult["bytes"] == size].iloc[0], single[single["bytes"] == size].iloc[0]
+        out.append(("MULTIPLE vs SINGLE", pair(
+            f"MPI_THREAD_MULTIPLE vs SINGLE, {test} at {fmt_bytes(size)} B{where}", a, b, "MULTIPLE takes",
+            "SINGLE", us, "time MULTIPLE / SINGLE", ratio(a["time_median_s"], b["time_median_s"]))))
+    return out

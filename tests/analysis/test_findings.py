@@ -1,0 +1,184 @@
+"""Findings you can trust: enough repetitions for a verdict, oversubscribed runs marked everywhere, and
+`mpimb-report findings` (the plain block the C programs print at the end of a run)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import time
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from helpers import FIXTURES, cli, cli_proc
+
+EQUAL = FIXTURES / "equal"
+OVERSUB = FIXTURES / "oversub"
+HEADER = "Findings (medians; differences called only where the 95 % CIs do not overlap):"
+MARK = "[oversubscribed: ranks × threads > cores — figures of the OS scheduler] "
+
+
+def with_reps(src: Path, dst: Path, reps: dict[tuple[str, str], int], scale: float = 1.0,
+              label: str | None = None) -> Path:
+    """A copy of the result set src with the repetition count of some (comm, method) rows changed (and every
+    time scaled by scale; label: a new label)."""
+    shutil.copytree(src, dst)
+    for p in dst.glob("*.csv"):
+        with open(p, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            n = reps.get((r["comm"], r["method"]))
+            if n is not None:
+                r["reps"] = str(n)
+            for c in r:
+                if c.startswith(("time_", "rank_")) and r[c]:
+                    r[c] = f"{float(r[c]) * scale:.9g}"
+            if r["mbps"]:
+                r["mbps"] = f"{float(r['mbps']) / scale:.9g}"
+            if label:
+                r["label"] = label
+                r["run_id"] = r["run_id"].replace(src.name, label)
+        with open(p, "w", newline="") as f:
+            w = csv.DictWriter(f, list(rows[0]), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        if label:
+            j = p.with_suffix(".json")
+            meta = json.loads(j.read_text())
+            meta.update(label=label, run_id=rows[0]["run_id"])
+            j.write_text(json.dumps(meta))
+    return dst
+
+
+def lines(out: str) -> list[str]:
+    return out.splitlines()
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 6])
+def test_a_verdict_needs_six_repetitions(n: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """world irecv-isend measured n times: every finding involving it is 'not judged (n repetitions)' below 6,
+    and judged as before at 6 (the methods within the noise, the orderings outside)."""
+    d = with_reps(EQUAL, tmp_path / "set", {("world", "irecv-isend"): n})
+    r = cli("findings", str(d), capsys=capsys)
+    assert r.rc == 0, r.err
+    out = lines(r.out)
+    assert out[0] == HEADER
+    methods = next(ln for ln in out if "Halo 4-nbr non-periodic, 16000 B, world:" in ln)
+    ordering = next(ln for ln in out if "Rank ordering" in ln)
+    if n < 6:
+        assert methods.endswith(f"— not judged ({n} repetitions).")
+        assert ordering.endswith(f"— not judged ({n} repetitions).")
+        assert "noise" not in methods + ordering
+    else:
+        assert "the methods are within the noise" in methods
+        assert "outside the noise" in ordering
+    t = cli("table", str(d), capsys=capsys)  # the table's findings block judges alike
+    assert (f"not judged ({n} repetitions)" in t.out.replace("\n  ", " ")) == (n < 6)
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 6])
+def test_compare_marks_only_judged_ratios(n: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """B is twice as slow everywhere, but its world irecv-isend row has n repetitions: below 6 that ratio is
+    not significant, is not among the losses, and its interval says 'not judged (n repetitions)'."""
+    b = with_reps(EQUAL, tmp_path / "B", {("world", "irecv-isend"): n}, scale=2.0, label="slow")
+    out = tmp_path / "c.html"
+    ratios = tmp_path / "r.csv"
+    r = cli("compare", str(EQUAL), str(b), "-o", str(out), "--csv", str(ratios), capsys=capsys)
+    assert r.rc == 0, r.err
+    w = pd.read_csv(ratios)
+    row = w[(w["comm"] == "world") & (w["method"] == "irecv-isend")]
+    others = w[~((w["comm"] == "world") & (w["method"] == "irecv-isend"))]
+    assert bool(row["sig@slow"].iloc[0]) == (n >= 6)
+    assert others["sig@slow"].all()
+    md = out.with_suffix(".md").read_text()
+    losses = [ln for ln in md.splitlines() if "Loss:" in ln]
+    assert len(losses) == (4 if n >= 6 else 3)
+    assert any("irecv-isend world" in ln for ln in losses) == (n >= 6)
+    assert (f"not judged ({n} repetitions)" in md) == (n < 6)
+    assert re.search(rf"significantly faster in 0, slower in {4 if n >= 6 else 3}", md)
+
+
+def test_oversubscribed_run_is_marked_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run whose JSON says "oversubscribed": true: every finding carries the mark, the report and compare
+    open with a banner, compare's ratios and summary lines are marked."""
+    assert json.loads(next(OVERSUB.glob("*.json")).read_text())["oversubscribed"] is True
+    f = cli("findings", str(OVERSUB), capsys=capsys)
+    assert f.rc == 0 and lines(f.out)[0] == HEADER
+    body = lines(f.out)[1:]
+    assert body and all(ln.startswith(f"  * oversub · Open MPI 4.1.4: {MARK}") for ln in body)
+    t = cli("table", str(OVERSUB), capsys=capsys)
+    assert t.out.replace("\n  ", " ").count(MARK) == len(body)
+    page = tmp_path / "r.html"
+    assert cli("report", str(OVERSUB), "-o", str(page), capsys=capsys).rc == 0
+    page_text = page.read_text()
+    assert 'class="banner oversubscribed"' in page_text and "OVERSUBSCRIBED: 1 run(s)" in page_text
+    assert page_text.count(escape(MARK.strip())) >= len(body) + 1  # every finding, and the banner
+    # not marked: a run that does not say so
+    e = cli("findings", str(EQUAL), capsys=capsys)
+    assert MARK not in e.out
+    out = tmp_path / "c.html"
+    c = cli("compare", str(EQUAL), str(OVERSUB), "-o", str(out), capsys=capsys)
+    assert c.rc == 0, c.err
+    assert c.out.startswith("OVERSUBSCRIBED: 1 run(s)")
+    md = out.with_suffix(".md").read_text()
+    assert "> **OVERSUBSCRIBED: 1 run(s)" in md
+    summary = [ln for ln in md.splitlines() if " vs equal: over " in ln or "Loss:" in ln or "Win:" in ln]
+    assert summary and all(MARK.strip() in ln for ln in summary)
+    assert "‡" in md and 'class="banner oversubscribed"' in out.read_text()
+
+
+def test_findings_command_is_the_table_block(capsys: pytest.CaptureFixture[str]) -> None:
+    """findings prints the same sentences as table's findings block, one line each, and nothing else."""
+    a = str(FIXTURES / "clusterA")
+    f = cli("findings", a, capsys=capsys)
+    assert f.rc == 0
+    out = lines(f.out)
+    assert out[0] == HEADER and all(re.match(r"^  \* clusterA · Open MPI 4\.1\.4: \S", ln) for ln in out[1:])
+    t = cli("table", a, capsys=capsys).out.split("\n\n")[0]
+    sentences = [s.replace("\n  ", " ") for s in re.split(r"\n- ", t)[1:]]
+    sentences = [s.split("\nFindings — ")[0] for s in sentences]
+    assert [ln.split(": ", 1)[1] for ln in out[1:]] == sentences
+    assert any("MULTIPLE vs SINGLE" in ln for ln in out) and any("Pingpong" in ln for ln in out)
+
+
+def test_findings_command_without_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One result: nothing to compare, one line saying so, exit 0."""
+    d = tmp_path / "one"
+    shutil.copytree(EQUAL, d)
+    p = next(d.glob("*.csv"))
+    p.write_text("".join(p.read_text().splitlines(keepends=True)[:2]))
+    j = p.with_suffix(".json")
+    meta = json.loads(j.read_text())
+    meta["rows"] = 1
+    j.write_text(json.dumps(meta))
+    r = cli("findings", str(d), capsys=capsys)
+    assert r.rc == 0 and len(lines(r.out)) == 1
+    assert r.out.startswith("Findings: none could be made (no two results measured the same thing")
+
+
+def test_findings_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.csv"
+    shutil.copy(next(EQUAL.glob("*.csv")), bad)
+    shutil.copy(next(EQUAL.glob("*.json")), bad.with_suffix(".json"))
+    bad.write_text(bad.read_text().replace(",ci,", ",tired,").replace("16000", "x"))  # many problems
+    r = cli("findings", str(bad), capsys=capsys)
+    assert r.rc == 1 and r.out == "" and len(lines(r.err)) == 1 and "bad.csv:" in r.err
+    assert cli("findings", str(tmp_path / "missing.csv"), capsys=capsys).rc == 1
+    u = cli("findings", capsys=capsys)
+    assert u.rc == 2 and u.out == "" and len(lines(u.err)) == 1
+
+
+def test_findings_command_is_fast() -> None:
+    """The C programs call it at the end of every run: one CSV of a few hundred rows, Python start-up
+    included, well under the 1.5 s budget on an idle machine (a loose bound here: the test machine is shared)."""
+    f = str(FIXTURES / "clusterA" / "rma-clusterA-np2.csv")  # 324 rows
+    best = 1e9
+    for _ in range(3):
+        t0 = time.perf_counter()
+        r = cli_proc("findings", f)
+        best = min(best, time.perf_counter() - t0)
+        assert r.rc == 0 and r.out.startswith(HEADER) and r.err == ""
+    assert best < 5.0, f"mpimb-report findings took {best:.2f} s"
