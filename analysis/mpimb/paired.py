@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MIN_ROUNDS = 6  # the C harness's MB_CI_MIN_REPS: no 95 % interval of a median below it
+from .schema import MIN_REPS_FOR_CI
+
+MIN_ROUNDS = MIN_REPS_FOR_CI  # no 95 % interval of a median below it (the harness's MB_CI_MIN_REPS)
 
 
 def median_ci_index(n: int) -> tuple[int, int]:

@@ -25,6 +25,7 @@ LAYERS: dict[str, str] = {
     "load": "data",  # reading and checking files, the frame
     "keys": "data",  # key columns, repeated runs, params as columns
     "units": "data",  # which value and unit a row is shown in
+    "paired": "data",  # the paired verdict: per-round ratios and their interval
     "render": "render",  # numbers and Tables (text, Markdown, LaTeX, HTML, CSV), the generic pivot
     "plotting": "render",  # plot helpers (matplotlib on first use)
     "judge": "render",  # the findings rules
