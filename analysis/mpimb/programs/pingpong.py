@@ -1,13 +1,13 @@
 """pingpong: its tables (latency and bandwidth per size and pair placement, the all-pairs
 matrices), its plots (a sweep per test, all-pairs heat maps) and its findings (latency at the
-smallest size, peak bandwidth)."""
+smallest size, peak bandwidth, inter- against intra-node latency)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ..judge import mbps, us
+from ..judge import mbps, pair, ratio, us
 from ..load import groups
 from ..plotting import Plot, per_test, pyplot, save
 from ..render import Table, fmt_bytes, pivot
@@ -88,4 +88,17 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
         if parts:
             name = " ".join(x for x in (str(comm), str(meth), f"[{var}]" if var else "") if x)
             out.append(("pingpong", f"Pingpong {name}{where}: " + ", ".join(parts) + "."))
+    lat = pp[(pp["test"] == "latency") & pp["time_median_s"].notna()]
+    for (meth, var), s in groups(lat, ["method", "variant"]):
+        if not {"intra", "inter"} <= set(s["comm"]):
+            continue
+        at = s[s["bytes"] == s["bytes"].min()]
+        a, b = at[at["comm"] == "inter"], at[at["comm"] == "intra"]
+        if a.empty or b.empty:
+            continue
+        x, y = a.iloc[0], b.iloc[0]
+        label = " ".join(v for v in (str(meth), f"[{var}]" if var else "") if v)
+        out.append(("pingpong", pair(f"Inter- against intra-node latency, {label} at {fmt_bytes(x['bytes'])} B{where}",
+                                     x, y, "inter-node", "intra-node", us, "inter / intra",
+                                     ratio(x["time_median_s"], y["time_median_s"]))))
     return out

@@ -3,7 +3,8 @@ level; the two studies of issue 18: master-worker — versions against the numbe
 speedup against one worker of the same version, the master's CPU % — and overlap by placement —
 methods × placements, µs per iteration and % change against serial), its plots (a sweep per test, the
 thread-level overhead bars across the per-level runs) and its findings (MPI_THREAD_MULTIPLE against
-MPI_THREAD_SINGLE on the overhead tests).  msgrate-mt is in Mmsg/s, as the program prints it
+MPI_THREAD_SINGLE on the overhead tests; T threads against T processes, the communication thread
+against plain overlap, the best master-worker version against mpi-only at the most workers).  msgrate-mt is in Mmsg/s, as the program prints it
 (mpimb.units)."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 
 from .. import schema
 from ..judge import pair, ratio, us
-from ..keys import MACHINE, VARIANT, param_values
+from ..keys import MACHINE, VARIANT, param_numbers, param_values
 from ..load import groups
 from ..plotting import Plot, log_y, per_test, pyplot, save
 from ..render import Table, fmt, fmt_bytes, pivot
@@ -162,4 +163,45 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
         out.append(("MULTIPLE vs SINGLE", pair(
             f"MPI_THREAD_MULTIPLE vs SINGLE, {test} at {fmt_bytes(size)} B{where}", a, b, "MULTIPLE takes",
             "SINGLE", us, "time MULTIPLE / SINGLE", ratio(a["time_median_s"], b["time_median_s"]))))
+    out += versus(m, where)
+    return out
+
+
+def _fastest(s: pd.DataFrame) -> pd.Series | None:
+    s = s[s["time_median_s"].notna() & (s["time_median_s"] > 0)]
+    return None if s.empty else s.sort_values("time_median_s", kind="stable").iloc[0]
+
+
+def versus(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
+    """One run's comparisons: the faster threads variant against processes (latency-mt at its smallest
+    size, bw-mt at its largest), comm-thread against plain overlap, and the fastest master-worker version
+    against mpi-only at the most workers measured."""
+    out: list[tuple[str, str]] = []
+    t = m[m["program"] == "threads"]
+    cases: list[tuple[str, pd.DataFrame, pd.DataFrame]] = []
+    for test, smallest in (("latency-mt", True), ("bw-mt", False)):
+        s = t[(t["test"] == test) & t["time_median_s"].notna()]
+        if s.empty:
+            continue
+        size = s["bytes"].min() if smallest else s["bytes"].max()
+        s = s[s["bytes"] == size]
+        cases.append((f"Concurrent {test} at {fmt_bytes(size)} B, threads against processes",
+                      s[s["method"] != "processes"], s[s["method"] == "processes"]))
+    o = t[t["test"] == "overlap"]
+    cases.append(("Overlap of communication and computation", o[o["method"] == "comm-thread"],
+                  o[o["method"] == "plain"]))
+    mw = t[t["test"] == "master-worker"]
+    if not mw.empty:
+        workers = param_numbers(mw["params"], "workers")
+        most = workers.max()
+        mw = mw[workers == most]
+        cases.append((f"Master-worker with {most:.0f} workers", mw[mw["method"] != "mpi-only"],
+                      mw[mw["method"] == "mpi-only"]))
+    for what, xs, ys in cases:
+        a, b = _fastest(xs), _fastest(ys)
+        if a is None or b is None:
+            continue
+        out.append(("threads vs processes", pair(f"{what}{where}", a, b, str(a["method"]), str(b["method"]), us,
+                                                 f"time {a['method']} / {b['method']}",
+                                                 ratio(a["time_median_s"], b["time_median_s"]))))
     return out
