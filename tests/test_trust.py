@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import LIBS, Run, run_mpi
+from conftest import LIBS, ROOT, Run, run_mpi
 
 ONE_REP = ("--reps", "1", "--max-reps", "1", "--comms", "world", "--methods", "irecv-isend,persistent,sendrecv",
            "--tests", "halo", "--periodic", "no", "--min-rep-time", "0", "--warmup", "1")
@@ -28,7 +28,8 @@ def mlib(request: pytest.FixtureRequest) -> str:
 def one_rep(tmp_path_factory: pytest.TempPathFactory, mlib: str) -> Run:
     """The issue's command on 4 ranks: more than this 2-core machine has."""
     out = tmp_path_factory.mktemp(f"one-rep-{mlib}") / "h.csv"
-    return run_mpi(mlib, 4, "halocompare", *ONE_REP, out=out, timeout=120)
+    return run_mpi(mlib, 4, "halocompare", *ONE_REP, out=out, timeout=120,
+                   env={"MPIMB_REPORT": str(ROOT / ".venv" / "bin" / "mpimb-report")})
 
 
 def test_one_repetition_is_no_interval(one_rep: Run) -> None:
@@ -40,6 +41,18 @@ def test_one_repetition_is_no_interval(one_rep: Run) -> None:
         assert r["time_ci_lo_s"] == "" and r["time_ci_hi_s"] == "", r
         assert float(r["time_median_s"]) > 0
     assert "fewer than the 6 a 95 % interval needs: no verdicts" in one_rep.stdout
+
+
+def test_stdout_ends_with_the_analysis_findings(one_rep: Run) -> None:
+    """The run's own stdout ends with mpimb-report's findings: one judgement, and none from one sample."""
+    tail = one_rep.stdout[one_rep.stdout.index("\nFindings (medians;"):].strip().splitlines()
+    found = [x for x in tail[1:] if x.startswith("  * ")]
+    assert found and len(found) == len(tail) - 1, tail
+    for x in found:
+        assert x.rstrip().endswith("not judged (1 repetition)."), x
+        assert "outside the noise" not in x and "within the noise" not in x
+        if PUS < 4:
+            assert "[oversubscribed: ranks × threads > cores" in x
 
 
 @pytest.mark.skipif(PUS >= 4, reason="4 ranks fit this machine")

@@ -38,7 +38,7 @@ HEADER = "Findings (medians; differences called only where the 95 % CIs do not o
 
 
 def few_reps(n: int) -> str:
-    return f"not judged ({n} repetitions)"
+    return f"not judged ({n} repetition{'' if n == 1 else 's'})"
 
 
 @dataclass

@@ -57,6 +57,10 @@ def lines(out: str) -> list[str]:
     return out.splitlines()
 
 
+def unjudged(n: int) -> str:
+    return f"not judged ({n} repetition{'' if n == 1 else 's'})"
+
+
 @pytest.mark.parametrize("n", [1, 3, 5, 6])
 def test_a_verdict_needs_six_repetitions(n: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """world irecv-isend measured n times: every finding involving it is 'not judged (n repetitions)' below 6,
@@ -69,14 +73,14 @@ def test_a_verdict_needs_six_repetitions(n: int, tmp_path: Path, capsys: pytest.
     methods = next(ln for ln in out if "Halo 4-nbr non-periodic, 16000 B, world:" in ln)
     ordering = next(ln for ln in out if "Rank ordering" in ln)
     if n < 6:
-        assert methods.endswith(f"— not judged ({n} repetitions).")
-        assert ordering.endswith(f"— not judged ({n} repetitions).")
+        assert methods.endswith(f"— {unjudged(n)}.")
+        assert ordering.endswith(f"— {unjudged(n)}.")
         assert "noise" not in methods + ordering
     else:
         assert "the methods are within the noise" in methods
         assert "outside the noise" in ordering
     t = cli("table", str(d), capsys=capsys)  # the table's findings block judges alike
-    assert (f"not judged ({n} repetitions)" in t.out.replace("\n  ", " ")) == (n < 6)
+    assert (unjudged(n) in t.out.replace("\n  ", " ")) == (n < 6)
 
 
 @pytest.mark.parametrize("n", [1, 3, 5, 6])
@@ -97,7 +101,7 @@ def test_compare_marks_only_judged_ratios(n: int, tmp_path: Path, capsys: pytest
     losses = [ln for ln in md.splitlines() if "Loss:" in ln]
     assert len(losses) == (4 if n >= 6 else 3)
     assert any("irecv-isend world" in ln for ln in losses) == (n >= 6)
-    assert (f"not judged ({n} repetitions)" in md) == (n < 6)
+    assert (unjudged(n) in md) == (n < 6)
     assert re.search(rf"significantly faster in 0, slower in {4 if n >= 6 else 3}", md)
 
 
