@@ -155,7 +155,8 @@ def text(fs: list[Finding], width: int = 120) -> str:
         out.append(f"Findings — {mach} (a difference is called only where the 95 % CIs do not overlap):")
         for f in fs:
             if f.machine == mach:
-                out.append(textwrap.fill(f.sentence, width, initial_indent="- ", subsequent_indent="  "))
+                out.append(textwrap.fill(f.sentence, width, initial_indent="- ", subsequent_indent="  ",
+                                         break_on_hyphens=False, break_long_words=False))
     return "\n".join(out) + "\n"
 
 
