@@ -49,7 +49,7 @@ def test_stdout_ends_with_the_analysis_findings(one_rep: Run) -> None:
     found = [x for x in tail[1:] if x.startswith("  * ")]
     assert found and len(found) == len(tail) - 1, tail
     for x in found:
-        assert x.rstrip().endswith("not judged (1 repetition)."), x
+        assert "— not judged (1 repetition)" in x, x
         assert "outside the noise" not in x and "within the noise" not in x
         if PUS < 4:
             assert "[oversubscribed: ranks × threads > cores" in x
