@@ -178,10 +178,10 @@ def talk_bars(h: pd.DataFrame, prog: str, test: str, names: list[str], stat: str
     ax.grid(axis="x", visible=False)
     ax.set_ylabel(axis_label(unit_of(prog, test), stat))
     where = f"world, {int(n)} neighbours" if test == "halo" else "one process sending alone"
-    at = "at the talk's size" if talk else "each machine at its own size"
+    at = " at the talk's size" if talk else ", each machine at its own size"
     sizes = "; ".join(f"{int(b)} B: {', '.join(dict.fromkeys(g['set'].astype(str)))}"
                       for (b,), g in groups(bars, ["bytes"], sort=False))
-    title = (f"{prog} {test} {at}: " + " vs ".join(names) +
+    title = (f"{prog} {test}{at}: " + " vs ".join(names) +
              f"\n({where}, {'periodic' if per == 1 else 'non-periodic'}; {sizes})")
     fit_title(fig, title)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
