@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 
 from . import crosssystem, schema
-from .judge import MIN_REPS, OVERSUBSCRIBED, few_reps, usable_ci
+from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
 from .keys import KEYS, failed_banner, resolve_duplicates, split_sync
 from .load import Run, frame, groups, short_library
 from .page import banners, esc, html_page, img, meta_fields, meta_table, oversubscribed_banner
-from .plots import compare_plots
+from .plots import P2P, compare_plots
 from .plotting import Plot
 from .render import FAILED, Table, fmt, fmt_bytes
 from .units import units, value
@@ -210,6 +210,62 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
     return out
 
 
+TALK_TESTS = ("halo", "one-sender")
+
+
+def talk_table(talk: pd.DataFrame, names: list[str]) -> Table | None:
+    """halocompare at the talk's size (crosssystem.at_talk_size's rows): every machine's rate side by
+    side for each configuration a published set has, each machine at its own size and process count
+    (the header's upper row says which); a figure whose periodicity the source does not state fills
+    both rows, marked †.  None without a published set."""
+    h = talk[talk["test"].isin(TALK_TESTS)]
+    pub = h[h["source"] == "published"]
+    if pub.empty:
+        return None
+    order = {c: i for i, c in enumerate(crosssystem.ORDERINGS)}
+    meth = {m: i for i, m in enumerate(P2P)}
+    found = set()
+    for t, m, c, n, per in pub[["test", "method", "comm", "neighbors", "periodic"]].itertuples(index=False):
+        found |= {(str(t), str(m), str(c), float(n), float(p)) for p in ((0.0, 1.0) if per < 0 else (per,))}
+    keys = sorted(found, key=lambda k: (TALK_TESTS.index(k[0]), k[3], k[4], order.get(k[2], 9), k[2],
+                                        meth.get(k[1], 99), k[1]))
+    lay = schema.key_roles("layout")
+    cols = h.drop_duplicates(["set", *lay])
+    cols = cols.assign(o=cols["set"].astype(str).map({n: i for i, n in enumerate(names)})).sort_values(
+        ["o", "nprocs"], kind="stable")
+    header = ["test", "configuration"]
+    grp: list[tuple[str, int]] = [("", 2)]
+    cells: list[list[str]] = [[t if k == 0 or keys[k - 1][0] != t else "",
+                               f"{m} {c} {int(n)}-nbr {'periodic' if p == 1 else 'non-periodic'}"]
+                              for k, (t, m, c, n, p) in enumerate(keys)]
+    dagger = False
+    unit = str(h["unit"].iloc[0])
+    col: Any
+    r: Any
+    for col in cols.itertuples(index=False):
+        mine = h[(h["set"] == col.set) & (h["nprocs"] == col.nprocs) & (h["nnodes"] == col.nnodes) &
+                 (h["ppn"] == col.ppn)]
+        look = {(str(r.test), str(r.method), str(r.comm), float(r.neighbors), float(r.periodic)): r
+                for r in mine.itertuples(index=False)}
+        header.append(f"{col.set} [{unit}]")
+        grp.append((f"{int(col.bytes)} B · np{col.nprocs:.0f}" + (" · published" if col.source == "published"
+                                                                          else ""), 1))
+        for row, (t, m, c, n, p) in zip(cells, keys):
+            r = look.get((t, m, c, n, p))
+            mark = ""
+            if r is None and (r := look.get((t, m, c, n, -1.0))) is not None:
+                mark, dagger = " †", True
+            row.append(value_cell(float(r.value), bool(r.na), bool(r.failed)) + mark if r is not None else "—")
+    notes = [(f"At the talk's size: each machine at its size nearest the talk's "
+              f"({crosssystem.talk_sizes(cols)}) and its own process count, not on a size axis; "
+              f"{unit} per process. Published figures carry no confidence interval: the differences against "
+              f"them are {UNJUDGED}.")]
+    if dagger:
+        notes.append("†: the source does not say whether the mesh was periodic (shown for either choice).")
+    return Table("halocompare at the talk's size: the published machines beside the others", header, cells, grp,
+                 notes, program="halocompare")
+
+
 def per_test(w: pd.DataFrame, names: list[str]) -> Table:
     """Per (program, test): geometric-mean ratio and counts of significant wins/losses."""
     A = names[0]
@@ -243,13 +299,19 @@ def per_test(w: pd.DataFrame, names: list[str]) -> Table:
                  ["faster*/slower*: configurations whose 95% CIs do not overlap."], kind="ratio")
 
 
-def summary(w: pd.DataFrame, names: list[str], top: int = 5) -> list[str]:
-    """Sentences: overall geometric mean, counts, largest wins and losses per set."""
+def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame | None = None) -> list[str]:
+    """Sentences: overall geometric mean, counts, largest wins and losses per set; a published set met only
+    at the talk's size says so."""
     A = names[0]
     lines: list[str] = []
     for n in names[1:]:
         r = w[f"ratio@{n}"]
         ok = r.notna() & (r > 0)
+        beside = talk[talk["set"].isin([A, n])] if talk is not None else None
+        if not ok.any() and beside is not None and (beside["set"] == n).any() and (beside["set"] == A).any():
+            lines.append(f"{n} vs {A}: no configuration in common; set beside each other at the talk's size "
+                         f"({crosssystem.talk_sizes(beside)}) in 'halocompare at the talk's size' — {UNJUDGED}.")
+            continue
         if not ok.any():
             lines.append(f"{n}: no configuration measured in both {n} and {A}.")
             continue
@@ -306,8 +368,10 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
         w[keep].to_csv(csv_path, index=False)
     cross = crosssystem.table(pf.rename(columns={"set": "machine", "value": "rate"}), names,
                               choice or crosssystem.Choice())
-    tables = [per_test(w, names)] + ratio_tables(w, names, max_rows)
-    summ = summary(w, names)
+    talk = crosssystem.at_talk_size(pf)
+    tt = talk_table(talk, names)
+    tables = ([tt] if tt else []) + [per_test(w, names)] + ratio_tables(w, names, max_rows)
+    summ = summary(w, names, talk=talk if tt else None)
     plots = compare_plots(pf, stat, names, max_plots)
     allruns = [r for _, runs in sets for r in runs]
     sim = any(r.simulated for r in allruns)
@@ -362,7 +426,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
                 "</section>")
     if plots:
         body.append('<section id="plots"><h2>Overlaid results</h2><div class="grid">' +
-                    "".join(img(p) for p in plots) + "</div></section>")
+                    "".join(img(p, p.title.replace("\n", " ")) for p in plots) + "</div></section>")
     body.append('<section id="ratios"><h2>Values and ratios</h2><p class="note">Each machine\'s value side by side, '
                 f"then the time ratio to {esc(names[0])}: green ↓ significantly faster, red ↑ significantly slower. "
                 f"{esc(_every(csv_path))}</p>")
@@ -404,7 +468,7 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
         lines += ["", "## Overlaid results", ""]
         for p in plots:
             (pdir / f"{p.name}.png").write_bytes(p.png)
-            lines.append(f"![{p.title.splitlines()[0]}]({pdir.name}/{p.name}.png)")
+            lines.append(f"![{p.title.replace(chr(10), ' ')}]({pdir.name}/{p.name}.png)")
     lines += ["", "## Values and ratios", "", _every(csv_path), ""]
     for t in tables:
         lines += [t.markdown()]

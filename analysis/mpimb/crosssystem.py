@@ -45,6 +45,8 @@ def table(a: pd.DataFrame, names: list[str], choice: Choice) -> Table | None:
     """a: one row per (machine, key) with columns machine, rate (MB/s), na, failed, source and the key
     columns.  None when no machine has a halo row for the chosen method and stencil."""
     h = a[(a["program"] == "halocompare") & (a["neighbors"] == choice.neighbors)]
+    if (h["source"] == "published").any():
+        h = at_talk_size(h, "machine")
     unstated = h["periodic"] < 0  # a published figure whose periodicity the source does not state
     h = h[(h["periodic"] == choice.periodic) | unstated]
     halo = h[(h["test"] == "halo") & (h["method"] == choice.method) & h["comm"].isin(ORDERINGS)]
@@ -92,6 +94,33 @@ def table(a: pd.DataFrame, names: list[str], choice: Choice) -> Table | None:
     return Table(f"Cross-system: halo {choice.method}, {stencil} — MB/s per process by rank ordering",
                  ["machine", "ranks", "bytes/nbr", *ORDERINGS, "one-sender", "one-sender/world"], rows, notes=notes,
                  program="halocompare")
+
+
+def at_talk_size(a: pd.DataFrame, machine: str = "set") -> pd.DataFrame:
+    """The halocompare rows of each machine and process layout at its size nearest the talk's (the
+    published sets' sizes: 16384 B on BG/L, 16000 B on the XTs), so that a machine measured at another
+    size, or at several, is set beside the published figures at one size and never on a size axis.
+    Empty when no set is published (there is no talk's size)."""
+    h = a[(a["program"] == "halocompare") & (a["bytes"] > 0)]
+    talk = np.unique(h.loc[h["source"] == "published", "bytes"].to_numpy(float))
+    if not len(talk):
+        return h.iloc[:0]
+    lay = [machine, *schema.key_roles("layout")]
+    dist = np.abs(np.log(h["bytes"].to_numpy(float))[:, None] - np.log(talk)[None, :]).min(axis=1)
+    # per machine and layout the nearest size (the smaller of two as near)
+    near = h[lay + ["bytes"]].assign(dist=dist).sort_values(["dist", "bytes"], kind="stable")
+    pick = pd.MultiIndex.from_frame(near.drop_duplicates(lay)[lay + ["bytes"]].astype(str))
+    return h[pd.MultiIndex.from_frame(h[lay + ["bytes"]].astype(str)).isin(pick)]
+
+
+def talk_sizes(h: pd.DataFrame, machine: str = "set") -> str:
+    """'16000 B: clusterA, Cray-XT3; 16384 B: BGL-co-processor': the machines of at_talk_size's rows
+    by size."""
+    s = h.drop_duplicates([machine, "bytes"])
+    by: dict[float, list[str]] = {}
+    for m, b in zip(s[machine].astype(str), s["bytes"].astype(float)):
+        by.setdefault(b, []).append(m)
+    return "; ".join(f"{int(b)} B: {', '.join(dict.fromkeys(ms))}" for b, ms in by.items())
 
 
 def sources(df: pd.DataFrame) -> np.ndarray:

@@ -10,6 +10,9 @@ says it (docs/report.md, "Findings").
 - A finding from an oversubscribed run (more ranks × threads than cores; the JSON's
   "oversubscribed") carries the OVERSUBSCRIBED mark in front of its sentence.
 - Rank orderings are judged on ORDERING_METHOD (irecv-isend), as halocompare's own stdout does.
+- Two runs compared across programs (a profiled application against the micro-benchmarks:
+  mpimb-report profile's achieved / achievable) must have run under the same CONDITIONS; where
+  they did not, the finding says which differ (unlike).
 
 FAILED and n/a rows never reach these functions (the callers leave them out)."""
 
@@ -92,6 +95,20 @@ def started(a: pd.Series, b: pd.Series, a_name: str, b_name: str) -> str:
     if not sa or not sb or sa == sb:
         return ""
     return f" (repetitions started differently: {a_name} by {sa}, {b_name} by {sb}; docs/measurement.md)"
+
+
+# What two runs compared across programs must share (ranks per node, the oversubscription flag, the MPI library).
+CONDITIONS = ("ranks per node", "oversubscribed", "MPI library")
+
+
+def unlike(a_name: str, a: dict[str, str], b_name: str, b: dict[str, str]) -> str:
+    """'' when a and b (CONDITIONS -> value, '' unknown) ran under the same conditions as far as both
+    say; else the sentence naming each that differs."""
+    diff = [f"{k} {a[k]} against {b[k]}" for k in CONDITIONS if a.get(k) and b.get(k) and a[k] != b[k]]
+    if not diff:
+        return ""
+    return (f"{a_name} and {b_name} ran under different conditions ({'; '.join(diff)}): a ratio of their times "
+            "compares unlike runs.")
 
 
 def mbps(r: pd.Series) -> str:

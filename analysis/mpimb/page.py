@@ -96,10 +96,11 @@ def esc(s: object) -> str:
     return html.escape(str(s))
 
 
-def img(p: Plot) -> str:
+def img(p: Plot, caption: str = "") -> str:
+    """The plot as a figure; its caption the title's first line unless given."""
     data = base64.b64encode(p.png).decode("ascii")
     return (f'<figure><img alt="{esc(p.title)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{esc(p.title.splitlines()[0])}</figcaption></figure>")
+            f"<figcaption>{esc(caption or p.title.splitlines()[0])}</figcaption></figure>")
 
 
 def html_page(title: str, body: str, sub: str = "") -> str:

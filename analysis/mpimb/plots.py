@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from . import schema
+from .crosssystem import at_talk_size
 from .keys import MACHINE, VARIANT, split_sync, with_variant
 from .load import groups
 from .plotting import (
@@ -29,7 +30,7 @@ from .plotting import (
 )
 from .registry import PROGRAMS, program
 from .render import BLOCK, fmt_bytes
-from .units import MBPS, US, axis_label, unit_of, with_values
+from .units import MBPS, axis_label, unit_of, with_values
 
 
 def scaling(d: pd.DataFrame, stat: str) -> list[Plot]:
@@ -108,11 +109,94 @@ COMPARE_SERIES = [*(c if c != VARIANT else "params" for c in SERIES), "nprocs", 
 P2P = [m for m, f in schema.method_families("halocompare").items() if f == schema.POINT_TO_POINT]
 
 
+def fit_title(fig: Any, title: str, size: float = 10.0) -> None:
+    """The figure's title wrapped, then shrunk, until every line lies inside the figure (checked on the
+    rendered text, not guessed from a character count)."""
+    import textwrap
+
+    chars = max(24, int(fig.get_figwidth() * 72 / (0.55 * size)))
+    t = fig.suptitle(title, fontsize=size)
+    renderer = fig.canvas.get_renderer()
+
+    def fits() -> bool:
+        box = t.get_window_extent(renderer)
+        return bool(box.x0 >= 0.01 * fig.bbox.width and box.x1 <= 0.99 * fig.bbox.width)
+
+    while not fits() and chars > 24:
+        chars = int(chars * 0.9)
+        t.set_text("\n".join(textwrap.fill(ln, chars) for ln in title.splitlines()))
+    while not fits() and size > 6:
+        size -= 0.5
+        t.set_fontsize(size)
+
+
+def talk_bars(h: pd.DataFrame, prog: str, test: str, names: list[str], stat: str, talk: bool) -> Plot | None:
+    """halocompare halo (the point-to-point methods on world, 4 neighbours, non-periodic or the first stencil
+    present) or one-sender (per neighbour count), a bar per machine and layout, each at one size: the talk's
+    (talk: a published set is among them; crosssystem.at_talk_size) or its own.  A log axis where the
+    values span more than a decade, so a slow machine's bars stay visible."""
+    if test == "halo":
+        h = h[h["method"].isin(P2P) & (h["comm"] == "world")]
+    if h.empty:
+        return None
+    n = 4 if (h["neighbors"] == 4).any() else h["neighbors"].min()
+    if test == "halo":
+        h = h[h["neighbors"] == n]
+    per = 0 if (h["periodic"] == 0).any() else max(h["periodic"].min(), 0)
+    h = h[(h["periodic"] == per) | (h["periodic"] < 0)]
+    if test == "halo":
+        xs: list[Any] = [m for m in P2P if m in set(h["method"])]
+        xcol, xlabels = "method", xs
+    else:
+        xs = sorted(h["neighbors"].unique())
+        xcol, xlabels = "neighbors", [f"{int(x)} neighbours" for x in xs]
+    bar_keys = ["set", *schema.key_roles("layout", "size", "settings")]
+    bars = h.drop_duplicates(bar_keys)
+    bars = bars.assign(o=bars["set"].astype(str).map({nm: i for i, nm in enumerate(names)})).sort_values(
+        ["o", "nprocs"], kind="stable")
+    fig, ax = pyplot().subplots(figsize=(9.6, 4.6))
+    x = np.arange(len(xs))
+    w = 0.8 / max(1, len(bars))
+    vals = []
+    b: Any
+    for bi, b in enumerate(bars.itertuples(index=False)):
+        sel = h[(h["set"] == b.set) & (h["nprocs"] == b.nprocs) & (h["nnodes"] == b.nnodes) &
+                (h["ppn"] == b.ppn) & (h["bytes"] == b.bytes) & (h["params"] == b.params)]
+        v = sel.set_index(xcol)["value"]
+        ys = [float(v.get(m, np.nan)) for m in xs]
+        vals += ys
+        pub = " [published]" if getattr(b, "source", "") == "published" else ""
+        first = bi == 0 or bars.iloc[bi - 1]["set"] != b.set
+        ax.bar(x + (bi - (len(bars) - 1) / 2) * w, ys, w, color=COLORS[names.index(str(b.set)) % len(COLORS)],
+               alpha=1.0 if first else 0.6, hatch="//" if pub else None, edgecolor="white", linewidth=0.5,
+               label=f"{b.set} · {int(b.bytes)} B · np{b.nprocs:.0f}{pub}")
+    pos = np.asarray([v for v in vals if np.isfinite(v) and v > 0])
+    if len(pos) and pos.max() > 10 * pos.min():
+        log_y(ax)
+        ax.set_ylim(bottom=pos.min() / 2)
+    ax.set_xticks(x, xlabels, rotation=20 if test == "halo" else 0)
+    ax.grid(axis="x", visible=False)
+    ax.set_ylabel(axis_label(unit_of(prog, test), stat))
+    where = f"world, {int(n)} neighbours" if test == "halo" else "one process sending alone"
+    at = " at the talk's size" if talk else ", each machine at its own size"
+    sizes = "; ".join(f"{int(b)} B: {', '.join(dict.fromkeys(g['set'].astype(str)))}"
+                      for (b,), g in groups(bars, ["bytes"], sort=False))
+    title = (f"{prog} {test}{at}: " + " vs ".join(names) +
+             f"\n({where}, {'periodic' if per == 1 else 'non-periodic'}; {sizes})")
+    fit_title(fig, title)
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return save(fig, f"compare-{prog}-{test}", title, svg=False)
+
+
 def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int = 24) -> list[Plot]:
     """Overlays: per (program, test) the machines in colour, up to 3 series as line styles (a series
-    is every key column but the size, so nothing is merged); halo: the point-to-point methods on
-    world, 4 neighbours, non-periodic (or the first stencil present), a bar per machine and layout."""
-    d = d.loc[~d["na"].to_numpy(bool), ["set", "program", "test", *COMPARE_SERIES, "bytes", "value"]]
+    is every key column but the size, so nothing is merged); halocompare halo and one-sender: bars
+    (talk_bars) of every machine at the talk's size where a published set is given (beside a size
+    sweep if a measured machine has one), at each machine's own size where each has one."""
+    talk = at_talk_size(d) if "source" in d.columns else d.iloc[:0]
+    cols = ["set", "program", "test", *COMPARE_SERIES, "bytes", "value"]
+    d = d.loc[~d["na"].to_numpy(bool), cols + (["source"] if "source" in d.columns else [])]
+    talk = talk.loc[~talk["na"].to_numpy(bool), d.columns]
     for k in ("nnodes", "ppn"):
         d[k] = d[k].fillna(-1.0)
     out: list[Plot] = []
@@ -129,54 +213,36 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
         if len(out) >= max_plots:
             break
         unit = unit_of(str(prog), str(test))
-        title = f"{prog} {test}: " + " vs ".join(names)
-        if g["bytes"].nunique() >= 2:
-            fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
-            keys = list(g[COMPARE_SERIES].drop_duplicates().head(3).itertuples(index=False, name=None))
-            shown = [c for i, c in enumerate(COMPARE_SERIES) if len({str(k[i]) for k in keys}) > 1 or
-                     c in ("method", "comm")]
-            chosen = g.merge(pd.DataFrame(keys, columns=COMPARE_SERIES).assign(ki=range(len(keys))),
-                             on=COMPARE_SERIES)
-            # one row per (machine, series, size): every other key column is in the series
-            for gk, sel in groups(chosen.sort_values("bytes"), ["set", "ki"], sort=False):
-                name, ki = str(gk[0]), int(gk[1])
-                si, key = names.index(name), keys[ki]
-                label = " ".join(x for x in (series_name(key[:len(SERIES)], shown),
-                                             f"np{key[-2]:.0f}" if "nprocs" in shown else "") if x)
-                ax.plot(sel["bytes"], sel["value"].to_numpy(), styles[ki], color=COLORS[si % len(COLORS)],
-                        marker="o", ms=3, label=f"{name}: {label}")
-            bytes_axis(ax)
-            log_y(ax)
-        elif prog == "halocompare" and test == "halo":
-            h = g[g["method"].isin(P2P) & (g["comm"] == "world")]
-            if h.empty:
-                continue
-            n = 4 if (h["neighbors"] == 4).any() else h["neighbors"].min()
-            per = 0 if (h[h["neighbors"] == n]["periodic"] == 0).any() else h[h["neighbors"] == n]["periodic"].min()
-            h = h[(h["neighbors"] == n) & ((h["periodic"] == per) | (h["periodic"] < 0))]
-            bar_keys = ["set", *schema.key_roles("layout", "size", "settings")]
-            bars = h.drop_duplicates(bar_keys)[bar_keys]
-            bars = bars.assign(o=bars["set"].map({nm: i for i, nm in enumerate(names)})).sort_values(["o", "nprocs"])
-            methods = [m for m in P2P if m in set(h["method"])]
-            fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
-            x = np.arange(len(methods))
-            w = 0.8 / max(1, len(bars))
-            for bi, b in enumerate(bars.itertuples(index=False)):
-                sel = h[(h["set"] == b.set) & (h["nprocs"] == b.nprocs) & (h["nnodes"] == b.nnodes) &
-                        (h["ppn"] == b.ppn) & (h["bytes"] == b.bytes) & (h["params"] == b.params)]
-                v = sel.set_index("method")["value"]
-                ax.bar(x + (bi - (len(bars) - 1) / 2) * w, [v.get(m, np.nan) for m in methods], w,
-                       label=f"{b.set} np{b.nprocs:.0f}", color=COLORS[names.index(str(b.set)) % len(COLORS)],
-                       alpha=1.0 if bi == 0 or bars.iloc[bi - 1]["set"] != b.set else 0.6)
-            ax.set_xticks(x, methods, rotation=20)
-            ax.grid(axis="x", visible=False)
-            title += f"\n(world, {int(n)} neighbours, {'periodic' if per == 1 else 'non-periodic'}; each machine's own size)"
-        else:
+        bars = prog == "halocompare" and test in ("halo", "one-sender")
+        if bars and not talk.empty:
+            p = talk_bars(talk[talk["test"] == test], str(prog), str(test), names, stat, True)
+            out += [p] if p else []
+            g = g[g["source"] != "published"]  # the sweep, if any, of the measured machines
+        elif bars and g.groupby("set", observed=True)["bytes"].nunique().max() < 2:
+            p = talk_bars(g, str(prog), str(test), names, stat, False)
+            out += [p] if p else []
             continue
+        if g["bytes"].nunique() < 2 or len(out) >= max_plots:
+            continue
+        title = f"{prog} {test}: " + " vs ".join(n for n in names if n in set(g["set"].astype(str)))
+        fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
+        keys = list(g[COMPARE_SERIES].drop_duplicates().head(3).itertuples(index=False, name=None))
+        shown = [c for i, c in enumerate(COMPARE_SERIES) if len({str(k[i]) for k in keys}) > 1 or
+                 c in ("method", "comm")]
+        chosen = g.merge(pd.DataFrame(keys, columns=COMPARE_SERIES).assign(ki=range(len(keys))),
+                         on=COMPARE_SERIES)
+        # one row per (machine, series, size): every other key column is in the series
+        for gk, sel in groups(chosen.sort_values("bytes"), ["set", "ki"], sort=False):
+            name, ki = str(gk[0]), int(gk[1])
+            si, key = names.index(name), keys[ki]
+            label = " ".join(x for x in (series_name(key[:len(SERIES)], shown),
+                                         f"np{key[-2]:.0f}" if "nprocs" in shown else "") if x)
+            ax.plot(sel["bytes"], sel["value"].to_numpy(), styles[ki], color=COLORS[si % len(COLORS)],
+                    marker="o", ms=3, label=f"{name}: {label}")
+        bytes_axis(ax)
+        log_y(ax)
         ax.set_ylabel(axis_label(unit, stat))
-        ax.set_title(title)
+        fit_title(fig, title)
         ax.legend(fontsize=7, frameon=False)
-        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.14 if unit != US or g["bytes"].nunique() >= 2 else 0.2,
-                            top=0.86 if "\n" in title else 0.91)
-        out.append(save(fig, f"compare-{prog}-{test}", title, svg=False, tight=False))
+        out.append(save(fig, f"compare-{prog}-{test}" + ("-sizes" if bars else ""), title, svg=False))
     return out

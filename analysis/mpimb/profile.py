@@ -5,7 +5,11 @@ do for the same calls at the same sizes — the achieved / achievable table.
 A profile row (program 'profile') is one MPI function x power-of-two size bin; its time columns
 are each rank's total seconds in the call, aggregated over ranks; the row with bytes empty totals
 every size.  The JSON's 'profile' object holds the per-rank wall and MPI times and each call's
-family; the communication matrix is a CSV of its own beside the results (schema 'matrix')."""
+family; the communication matrix is a CSV of its own beside the results (schema 'matrix').
+
+The report opens with findings (judge.Finding, judge's rules): where the application's time goes,
+the calls and sizes that lose most against what the micro-benchmarks achieve, and whether the
+application and the benchmarks ran under the same conditions (judge.unlike)."""
 
 from __future__ import annotations
 
@@ -18,8 +22,10 @@ import numpy as np
 import pandas as pd
 
 from . import schema
+from .judge import MIN_REPS, Finding, few_reps, unlike
+from .judge import text as findings_text
 from .load import InputError, Run, frame, short_library
-from .page import banners, html_page, meta_table
+from .page import banners, findings_html, html_page, meta_table
 from .render import Table, fmt, fmt_bytes
 
 # Blocking sends whose time per call is comparable with pingpong's one-way latency at the same size.
@@ -234,6 +240,13 @@ def heatmap_png(p: Profile) -> bytes | None:
 def _bench_for(bench: pd.DataFrame, program: str, test: str, nprocs: int | None, placement: str | None
                ) -> pd.Series:
     """The benchmark's median time per size (sorted by size)."""
+    # several runs of the same configuration: the median of their medians per size
+    return _bench_rows(bench, program, test, nprocs, placement).groupby("bytes")["time_median_s"].median()
+
+
+def _bench_rows(bench: pd.DataFrame, program: str, test: str, nprocs: int | None, placement: str | None
+                ) -> pd.DataFrame:
+    """The benchmark rows a comparison reads."""
     b = bench[(bench["program"] == program) & (bench["test"] == test) & ~bench["na"] & bench["bytes"].notna()]
     if program == "collectives":
         b = b[b["method"] == "library"]
@@ -241,8 +254,7 @@ def _bench_for(bench: pd.DataFrame, program: str, test: str, nprocs: int | None,
         b = b[b["nprocs"] == nprocs]
     if placement is not None and (b["comm"] == placement).any():
         b = b[b["comm"] == placement]
-    # several runs of the same configuration: the median of their medians per size
-    return b.groupby("bytes")["time_median_s"].median()
+    return b
 
 
 def _achievable(b: pd.Series, sizes: pd.Series) -> np.ndarray:
@@ -262,15 +274,17 @@ def achieved(p: Profile, bench: pd.DataFrame) -> pd.DataFrame:
     # blocking sends: time per call against pingpong's one-way latency at the same size
     p2p = bins[bins["test"].isin(P2P_BLOCKING)].assign(against=f"pingpong latency [{placement}]")
     p2p["t_bench"] = _achievable(_bench_for(bench, "pingpong", "latency", None, placement), p2p["mean_bytes"])
+    p2p["reps"] = _bench_rows(bench, "pingpong", "latency", None, placement)["reps"].min()
     parts.append(p2p)
     # blocking collectives: against the collectives benchmark of the same call at the same process count
     for call, g in bins[bins["family"] == "collective"].groupby("test", sort=False):
         name = str(call).removeprefix("MPI_").lower()
         g = g.assign(against=f"collectives {name} at {p.nprocs} ranks")
         g["t_bench"] = _achievable(_bench_for(bench, "collectives", name, p.nprocs, None), g["mean_bytes"])
+        g["reps"] = _bench_rows(bench, "collectives", name, p.nprocs, None)["reps"].min()
         parts.append(g)
     a = pd.concat(parts, ignore_index=True)[["test", "bytes", "mean_bytes", "calls", "per_call_s", "t_bench",
-                                             "against"]]
+                                             "against", "reps"]]
     # every point-to-point call together: the time in sends, receives and waits per message sent
     t = _totals(p)
     p2p_time = float(t.loc[t["family"].isin(P2P_FAMILIES), "time_mean_s"].sum()) * p.nprocs
@@ -280,7 +294,7 @@ def achieved(p: Profile, bench: pd.DataFrame) -> pd.DataFrame:
         size = pd.Series([nbytes / nmsg])
         bw = _achievable(_bench_for(bench, "pingpong", "bw", None, placement), size)
         a.loc[len(a)] = ["all point-to-point", np.nan, size[0], nmsg, p2p_time / nmsg, bw[0],
-                         f"pingpong bw [{placement}]"]
+                         f"pingpong bw [{placement}]", _bench_rows(bench, "pingpong", "bw", None, placement)["reps"].min()]
     with np.errstate(invalid="ignore", divide="ignore"):
         a["app_mbps"] = np.where(a["mean_bytes"] > 0, a["mean_bytes"] / a["per_call_s"] / 1e6, np.nan)
         a["bench_mbps"] = np.where(a["mean_bytes"] > 0, a["mean_bytes"] / a["t_bench"] / 1e6, np.nan)
@@ -307,6 +321,85 @@ def achieved_table(p: Profile, bench: pd.DataFrame) -> Table:
                         ("'-' = no benchmark result at this size, process count or call (give pingpong / "
                          "collectives results of this machine whose sizes cover the application's).")],
                  program="profile", kind="ratio")
+
+
+# ---------------------------------------------------------------- findings
+
+TOP = 3  # calls named in 'where the time goes', call/size rows named in achieved / achievable
+BENCH_PROGRAMS = ("pingpong", "collectives")  # the micro-benchmarks achieved / achievable reads
+
+
+def conditions(r: Run) -> dict[str, str]:
+    """A run's judge.CONDITIONS ('' where its metadata does not say)."""
+    ppn = r.meta.get("ppn")
+    over = r.meta.get("oversubscribed")
+    return {"ranks per node": str(int(ppn)) if isinstance(ppn, (int, float)) and ppn > 0 else "",
+            "oversubscribed": {True: "yes", False: "no"}.get(over, "") if isinstance(over, bool) else "",
+            "MPI library": short_library(r.meta)}
+
+
+def _pct(x: float) -> str:
+    return f"{fmt(100 * x)} %"
+
+
+def findings(p: Profile, bench: pd.DataFrame, others: list[Run]) -> list[Finding]:
+    """What the profile says first: where the time goes (share of the wall time in MPI, of the MPI time
+    by call), the call/size bins that lose most against the micro-benchmarks, and the conditions
+    (judge.unlike) where the benchmarks ran differently from the application."""
+    out: list[Finding] = []
+    over = p.run.oversubscribed
+    t = _totals(p).sort_values("time_mean_s", ascending=False)
+    t = t[t["time_mean_s"] > 0]
+    wall = float(p.wall.mean()) if p.wall.size else float("nan")
+    mpi = float(p.mpi.mean()) if p.mpi.size else float(t["time_mean_s"].sum())
+    total = float(t["time_mean_s"].sum())
+    if total > 0:
+        share = t["time_mean_s"] / total
+        top = [f"{c} {_pct(float(x))}" for c, x in zip(t["test"].head(TOP), share.head(TOP))]
+        rest = f" (these {len(top)} together {_pct(float(share.head(TOP).sum()))})" if len(t) > len(top) else ""
+        of_wall = (f"MPI takes {_pct(mpi / wall)} of the wall time ({fmt(mpi)} of {fmt(wall)} s per rank, mean over "
+                   f"ranks); " if wall > 0 else "")
+        out.append(Finding(p.context, "where the time goes", f"Where the time goes: {of_wall}by call, the share of "
+                           f"the MPI time is {', '.join(top)}{rest}.", over))
+    bench_over = any(r.oversubscribed for r in others if r.program in BENCH_PROGRAMS)
+    a = achieved(p, bench)
+    with np.errstate(invalid="ignore"):
+        a["lost"] = a["calls"] * (a["per_call_s"] - a["t_bench"]) / p.nprocs  # seconds per rank
+    # the per-call rows and the all-point-to-point row count the same time: rank them apart
+    single = a[a["test"] != "all point-to-point"]
+    ranked = single[np.isfinite(single["lost"].to_numpy(float)) & (single["lost"] > 0)].sort_values(
+        "lost", ascending=False).head(TOP)
+    if bench.empty:
+        out.append(Finding(p.context, "achieved / achievable", "Achieved / achievable: no micro-benchmark results "
+                           "given (pingpong and collectives results of this machine give it).", over))
+    elif ranked.empty and not np.isfinite(a["ratio"].to_numpy(float)).any():
+        out.append(Finding(p.context, "achieved / achievable", "Achieved / achievable: no benchmark result covers "
+                           "the application's calls, sizes and process count.", over))
+    for r in ranked.itertuples(index=False):
+        size = f", size bin {fmt_bytes(float(r.bytes))}" if np.isfinite(r.bytes) else ""
+        few = f"; the benchmark {few_reps(int(r.reps))}" if np.isfinite(r.reps) and r.reps < MIN_REPS else ""
+        out.append(Finding(p.context, "achieved / achievable", (
+            f"Achieved / achievable, {r.test}{size}: {fmt(r.per_call_s * 1e6)} µs per call at a mean "
+            f"{fmt(r.mean_bytes)} B ({r.calls:.0f} calls) against {fmt(r.t_bench * 1e6)} µs for {r.against} at "
+            f"that size — {fmt(r.ratio)} of what the machine achieves, about {fmt(r.lost)} s per rank lost{few}."),
+            over or bench_over))
+    allp = a[(a["test"] == "all point-to-point") & np.isfinite(a["ratio"].to_numpy(float))]
+    for r in allp.itertuples(index=False):
+        out.append(Finding(p.context, "achieved / achievable", (
+            f"Achieved / achievable, all point-to-point: {fmt(r.per_call_s * 1e6)} µs of sends, receives and waits "
+            f"per message of a mean {fmt(r.mean_bytes)} B against {fmt(r.t_bench * 1e6)} µs for {r.against} — "
+            f"{fmt(r.ratio)} (a lower bound: waits include waiting for partners)."), over or bench_over))
+    app = conditions(p.run)
+    seen = set()
+    for r in others:
+        if r.program not in BENCH_PROGRAMS:
+            continue
+        s = unlike(f"The application ({p.run.label}, {p.nprocs} ranks)", app,
+                   f"the {r.program} benchmark ({r.label}, {r.meta.get('nprocs', '?')} ranks)", conditions(r))
+        if s and s not in seen:
+            seen.add(s)
+            out.append(Finding(p.context, "conditions", s, over or r.oversubscribed))
+    return out
 
 
 # ---------------------------------------------------------------- output
@@ -342,9 +435,15 @@ def tables(p: Profile, bench: pd.DataFrame) -> list[Table]:
 
 def render(runs: list[Run], fmt_name: str) -> tuple[str, list[str]]:
     profs, bench, warns = build(runs)
+    others = [r for r in runs if r.program != "profile"]
     parts = []
     for p in profs:
         parts.append(p.title + "\n")
+        fs = findings(p, bench, others)
+        if fmt_name == "text":
+            parts.append(findings_text(fs))
+        elif fmt_name == "markdown":
+            parts.append("**Findings**\n\n" + "".join(f"- {f.sentence}\n" for f in fs))
         parts += [t.render(fmt_name) for t in tables(p, bench)]
         if fmt_name == "text":
             parts.append(matrix_text(p))
@@ -355,7 +454,9 @@ def write_html(runs: list[Run], out: Path, warns_in: list[str]) -> list[str]:
     import base64
 
     profs, bench, warns = build(runs)
-    body = ["<main>", banners(runs, warns_in + warns)]
+    others = [r for r in runs if r.program != "profile"]
+    body = ["<main>", banners(runs, warns_in + warns),
+            findings_html([f for p in profs for f in findings(p, bench, others)])]
     for i, p in enumerate(profs):
         body.append(f'<section id="profile-{i}"><h2>{html.escape(p.title)}</h2>')
         body += [f'<div class="scroll">{t.html()}</div>' for t in tables(p, bench)]
