@@ -49,7 +49,10 @@ def test_every_test_two_ranks(lib: str, tmp_path: Path) -> None:
         assert row["threads"] == "1"
         assert row["neighbors"] == "" and row["periodic"] == ""
         median = float(row["time_median_s"])
-        assert 0 < float(row["time_ci_lo_s"]) <= median <= float(row["time_ci_hi_s"])
+        if int(row["reps"]) >= 6:  # below 6 repetitions no 95 % interval exists: none is written
+            assert 0 < float(row["time_ci_lo_s"]) <= median <= float(row["time_ci_hi_s"])
+        else:
+            assert row["time_ci_lo_s"] == row["time_ci_hi_s"] == ""
         size = int(row["bytes"])
         if size == 0:
             assert row["mbps"] == ""  # 0-byte messages: no bandwidth
