@@ -452,7 +452,10 @@ static double measure(struct mb_run *run, struct member *m, int n, unsigned long
 {
     const struct mb_opts *o = &run->opts;
     double t0 = MPI_Wtime(), budget = 0;
-    int want_sync = 1;
+    /* A group starts its repetitions by barrier: on windows one member that
+     * starts late spoils the round for all (its samples are paired), and with
+     * tens of members nearly every round of a busy machine has one. */
+    int want_sync = n == 1;
     for (int j = 0; j < n; j++) {
         want_sync &= prepare(run, &m[j]);
         budget += m[j].budget;
