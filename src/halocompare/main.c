@@ -22,6 +22,9 @@ static unsigned long sel_methods, sel_comms, sel_nbrs, sel_tests;
 static char stencil_choices[32]; /* --neighbors: bit i of sel_nbrs = halo_stencils[i] */
 static int periodic_choice = -1; /* no, yes, both */
 static int win_flavor = HALO_WIN_ALLOCATE, unsafe;
+enum { GROUP_ALL, GROUP_COMM, GROUP_NONE };
+static int group_choice = GROUP_ALL; /* --group */
+static const char *const group_names[] = {"all", "comm", "none"};
 static unsigned long rma_assert;
 static const char *const win_names[] = {"create", "allocate"};
 
@@ -42,6 +45,10 @@ static const struct mb_option options[] = {
      "RMA window flavour: MPI_Win_create or MPI_Win_allocate (allocate)"},
     {"assert", 0, MB_OPT_LIST, &rma_assert, 0, 0, "noprecede,nosucceed,nocheck",
      "RMA assertions: MPI_MODE_NOPRECEDE/NOSUCCEED on fences, NOCHECK on locks (none)"},
+    {"group", 0, MB_OPT_CHOICE, &group_choice, 0, 0, "all,comm,none",
+     "tests measured together, interleaved, so that their comparisons are paired: every method on every "
+     "communicator at one stencil, periodicity and size (all), one communicator's methods (comm), or each test "
+     "alone (none) (all)"},
     {"unsafe", 0, MB_OPT_FLAG, &unsafe, 0, 0, NULL, "allow the deliberately unsafe method " NAIVE " (may deadlock)"},
     {0},
 };
@@ -299,7 +306,12 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
             n++;
         }
     }
-    mb_measure_group(run, k, rows, n);
+    if (group_choice == GROUP_NONE && n == 1) { /* each test alone: no group, no rounds */
+        mb_measure(run, &k[0], &rows[0]);
+        mb_end(run, &rows[0]);
+    } else {
+        mb_measure_group(run, k, rows, n);
+    }
     for (int j = 0; j < n; j++)
         if (mem[j].c.m->teardown) mem[j].c.m->teardown(&mem[j].h);
     free(mem);
@@ -328,16 +340,18 @@ static void run_halo(struct mb_run *run, struct halo *hc, const MPI_Comm *comms,
                 most = one > most ? one : most;
             }
             /* the same choice on every rank: ppn and the sizes are common */
-            if (all * run->ppn <= GROUP_BYTES) {
+            if (group_choice == GROUP_ALL && all * run->ppn <= GROUP_BYTES) {
                 run_group(run, hc, cks, ncks, -2, sw);
-            } else {
-                for (int a = 0; a < ncks; a++) {
-                    if (most * run->ppn <= GROUP_BYTES) {
-                        run_group(run, hc, &cks[a], 1, -2, sw);
-                        continue;
-                    }
-                    for (int i = 0; i < nmethods; i++)
-                        if (sel_methods >> i & 1) run_group(run, hc, &cks[a], 1, i, sw);
+                continue;
+            }
+            for (int a = 0; a < ncks; a++) {
+                if (group_choice != GROUP_NONE && most * run->ppn <= GROUP_BYTES) {
+                    run_group(run, hc, &cks[a], 1, -2, sw);
+                    continue;
+                }
+                for (int j = 0; j < nmethods; j++) { /* --order shuffle: the methods of one communicator */
+                    const int i = mb_order(run, 4, nmethods, j, 0);
+                    if (sel_methods >> i & 1) run_group(run, hc, &cks[a], 1, i, sw);
                 }
             }
         }
@@ -476,9 +490,9 @@ int main(int argc, char **argv)
     snprintf(meta, sizeof meta,
              "{\"ndims\": %d, \"dims\": [%s], \"count\": %ld, \"bytes\": [%s], \"seed\": %ld, "
              "\"cart_reordered\": {\"non_periodic\": \"%s\", \"periodic\": \"%s\"}, \"node_ordering\": \"%s\", "
-             "\"win\": \"%s\", \"assert\": \"%s\"}",
+             "\"win\": \"%s\", \"assert\": \"%s\", \"group\": \"%s\"}",
              nd, dims_json, counts[0], sizes, seed, notes[0][COMM_CART], notes[1][COMM_CART], notes[first_p][COMM_NODE],
-             win_names[win_flavor], a ? rma_note + 1 : "none");
+             win_names[win_flavor], a ? rma_note + 1 : "none", group_names[group_choice]);
     char rma_line[160];
     snprintf(rma_line, sizeof rma_line, "RMA: window MPI_Win_%s, assertions %s", win_names[win_flavor],
              a ? rma_note + 1 : "none");
