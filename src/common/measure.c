@@ -182,12 +182,17 @@ struct member {
 };
 
 /* Verification, warm-up, the sweep's share, calibration: each member on its own. */
-static int prepare(struct mb_run *run, struct member *m)
+static int prepare(struct mb_run *run, struct member *m, int grouped)
 {
     const struct mb_opts *o = &run->opts;
     const struct mb_kernel *k = m->k;
     struct mb_row *row = m->row;
     double b0 = MPI_Wtime();
+    if (grouped) { /* a member that hangs here (verification, warm-up) is named: --timeout per test */
+        char desc[200];
+        mb_row_desc(run, row, desc, sizeof desc);
+        mb_watchdog_arm(o->timeout, desc);
+    }
     m->pair = k->ref_timed != NULL;
     if (o->verify && k->fill && k->check) {
         m->failed = verify(run, k, row);
@@ -457,8 +462,14 @@ static double measure(struct mb_run *run, struct member *m, int n, unsigned long
      * tens of members nearly every round of a busy machine has one. */
     int want_sync = n == 1;
     for (int j = 0; j < n; j++) {
-        want_sync &= prepare(run, &m[j]);
+        want_sync &= prepare(run, &m[j], n > 1);
         budget += m[j].budget;
+    }
+    if (n > 1) { /* the rounds: --timeout per test, so n of them */
+        char desc[200], what[260];
+        mb_row_desc(run, m[0].row, desc, sizeof desc);
+        snprintf(what, sizeof what, "%s and %d more measured with it", desc, n - 1);
+        mb_watchdog_arm(o->timeout * n, what);
     }
     if (want_sync && !mb_sync_ready()) mb_sync_start(run); /* the first test that needs the clocks */
     int window = want_sync;
@@ -504,10 +515,6 @@ int mb_measure_group(struct mb_run *run, const struct mb_kernel *k, struct mb_ro
     static long groups; /* groups measured so far in this run: the next one's number */
     const long g = groups++;
     unsigned long long seed = mix(rounds_seed(run) * 0x2545f4914f6cdd1dull + (unsigned long long)g);
-    char desc[200], what[260];
-    mb_row_desc(run, &rows[0], desc, sizeof desc);
-    snprintf(what, sizeof what, "%s (first of a group of %d measured together)", desc, n);
-    mb_watchdog_arm(run->opts.timeout * n, what); /* --timeout is per test */
     struct member *m = calloc((size_t)n, sizeof *m);
     for (int j = 0; j < n; j++) {
         m[j].k = &k[j];
