@@ -82,6 +82,15 @@ void mb_order_free(struct mb_run *run);
  * half-width over the target (<= 1: reached). */
 const char *mb_stop_reason(const struct mb_opts *o, long n, double ratio, double elapsed, double budget);
 
+/* rounds.c: the rounds file of mb_measure_group (rank 0).  mb_rounds_begin
+ * opens it at the first group (and names it and the seed in the JSON);
+ * mb_rounds_write appends one group's samples, after its rows are in the
+ * CSV: t[j][r] is member j's slowest-rank time in kept round r, pos[j][r]
+ * its place in that round's order, row[j] its 1-based data row in the CSV. */
+void mb_rounds_begin(struct mb_run *run, unsigned long long seed);
+void mb_rounds_write(const struct mb_run *run, long group, int n, const int *row, const double *const *t,
+                     const int *const *pos, long nrounds);
+
 /* findings.c: rank 0, after MPI_Finalize: stdout ends with the run's
  * findings from the analysis package (or the command that gives them). */
 void mb_findings_after(const char *prog, const char *csv_path);

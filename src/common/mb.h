@@ -246,6 +246,22 @@ void mb_begin(struct mb_run *run, struct mb_row *row); /* arms the watchdog */
  * or 1 if verification failed: that is reported, the row says verified=no
  * and is still measured, and the run goes on (mb_finish then exits 1). */
 int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row);
+/* Measures the n tests of a group interleaved, so that comparisons between
+ * them are paired (docs/measurement.md, "Paired comparisons"): each member
+ * is verified, warmed up and calibrated (its own K), then in each round
+ * every member does one repetition, in an order shuffled per round (seeded:
+ * the JSON's rounds_seed).  It stops when every member's interval meets the
+ * rule, at --max-reps rounds, or when the sum of the members' budgets is
+ * spent; a round some member started late (--sync window) is dropped for
+ * all.  Each row is filled as mb_measure fills it (reps: the rounds kept),
+ * then written (mb_end: the caller calls mb_begin for each member, never
+ * mb_end), and the rounds' samples go to the rounds file after the rows.
+ * Collective over world (every rank calls it, as mb_measure); the members'
+ * communicators must hold the same processes.  rows[j].order: the member's
+ * place in the fixed order (a copy of run->order_path after its mb_order
+ * calls), restored when its row is written.  Returns how many members
+ * failed verification. */
+int mb_measure_group(struct mb_run *run, const struct mb_kernel *k, struct mb_row *rows, int n);
 /* Marks a row not applicable; the reason goes to the CSV ("n/a: reason"). */
 void mb_na(struct mb_run *run, struct mb_row *row, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -2,12 +2,20 @@
  * iterations, each started by a barrier or at an agreed instant on
  * synchronised clocks (--sync window, sync.c), until the median is known
  * well enough.  Every decision is taken from values all ranks share (after
- * an allreduce), so all ranks always take the same branch. */
+ * an allreduce), so all ranks always take the same branch.
+ *
+ * One loop for one test (mb_measure) and for a group of tests measured
+ * interleaved (mb_measure_group): in each round every member of the group
+ * does one repetition, in a seeded shuffled order, so the members' samples
+ * of one round share the machine's state of that moment and a comparison
+ * can pair them (docs/measurement.md, "Paired comparisons"; the rounds
+ * file, rounds.c).  A single test is the group of one. */
 #include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static double run_once(const struct mb_kernel *k, long iters)
 {
@@ -154,15 +162,42 @@ static int sizes_left(const struct mb_opts *o, long long bytes)
  * rank): room for a slower repetition, the clock error and the wait. */
 static double window_length(double wall) { return 1.25 * wall + 4 * mb_sync_error() + 20e-6; }
 
-int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row)
+/* One test being measured: mb_measure has one, mb_measure_group several
+ * (interleaved: each round runs every member once).  The kept samples are
+ * the rounds every member kept, in round order (all, mine, refs, pos) and
+ * sorted (sorted). */
+struct member {
+    const struct mb_kernel *k;
+    struct mb_row *row;
+    long K;
+    int pair;              /* a paired reference (ref_timed) */
+    int failed;            /* verification */
+    double rep[2];         /* one repetition's time and wall time at K (slowest rank) */
+    double budget;         /* this test's own budget (the group's is the sum) */
+    double w;              /* window length (--sync window) */
+    double slowest;        /* this rank's longest windowed repetition of the batch */
+    double busy;           /* this rank's seconds in this member (progress line) */
+    double *all, *sorted, *mine, *refs; /* slowest rank's sample per kept round, sorted; this rank's; reference's */
+    int *pos;              /* the member's position in each kept round's order */
+};
+
+/* Verification, warm-up, the sweep's share, calibration: each member on its own. */
+static int prepare(struct mb_run *run, struct member *m, int grouped)
 {
     const struct mb_opts *o = &run->opts;
-    double t0 = MPI_Wtime();
-    int failed = 0;
+    const struct mb_kernel *k = m->k;
+    struct mb_row *row = m->row;
+    double b0 = MPI_Wtime();
+    if (grouped) { /* a member that hangs here (verification, warm-up) is named: --timeout per test */
+        char desc[200];
+        mb_row_desc(run, row, desc, sizeof desc);
+        mb_watchdog_arm(o->timeout, desc);
+    }
+    m->pair = k->ref_timed != NULL;
     if (o->verify && k->fill && k->check) {
-        failed = verify(run, k, row);
-        if (failed) mb_record_failure(run, row);
-        row->verified = failed ? "no" : "yes";
+        m->failed = verify(run, k, row);
+        if (m->failed) mb_record_failure(run, row);
+        row->verified = m->failed ? "no" : "yes";
     }
     if (o->warmup > 0) {
         MPI_Barrier(k->comm);
@@ -176,129 +211,342 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
         sw->started = 1;
     }
     /* a sweep's budget: what is left, shared by the sizes left */
-    double budget = sw && o->sweep_budget > 0 ? sw->budget / (sw->left > 0 ? sw->left : 1) : o->time_budget;
+    m->budget = sw && o->sweep_budget > 0 ? sw->budget / (sw->left > 0 ? sw->left : 1) : o->time_budget;
     /* --min-rep-time 0 (as --quick sets it) asks for one iteration per repetition */
-    double min_rep = o->min_rep_time, tick100 = 100 * MPI_Wtick(), rep[2] = {0, 0}; /* time, wall time */
+    double min_rep = o->min_rep_time, tick100 = 100 * MPI_Wtick();
     int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_WINDOW_BY_DEFAULT)), size;
     MPI_Comm_size(k->comm, &size);
     want_sync = want_sync && size == run->nprocs; /* the clocks are the world's: only tests every rank runs */
-    want_sync = want_sync && !k->ref_timed;       /* a pair per repetition: barrier starts */
-    long K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100, sw ? sw->K : 0, rep) : 1;
-    if (want_sync && !mb_sync_ready()) mb_sync_start(run); /* the first test that needs the clocks */
-    if (want_sync && min_rep <= 0) probe(k, rep);
-    const int window = want_sync && mb_sync_window(run, rep[0]);
-    mb_param(row, "sync", "%s", window ? "window" : "barrier");
-    double w = 0, start = 0; /* window length; the next batch's first start (global clock) */
+    want_sync = want_sync && !m->pair;            /* a pair per repetition: barrier starts */
+    m->K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100, sw ? sw->K : 0, m->rep) : 1;
+    m->busy = MPI_Wtime() - b0;
+    return want_sync;
+}
+
+/* Room for `need` kept rounds in every member's arrays. */
+static void grow(struct member *m, int n, long need, long *room)
+{
+    if (need <= *room) return;
+    *room = 2 * need;
+    for (int j = 0; j < n; j++) {
+        size_t b = (size_t)*room * sizeof(double);
+        m[j].all = realloc(m[j].all, b);
+        m[j].sorted = realloc(m[j].sorted, b);
+        m[j].mine = realloc(m[j].mine, b);
+        m[j].pos = realloc(m[j].pos, (size_t)*room * sizeof(int));
+        if (m[j].pair) m[j].refs = realloc(m[j].refs, b);
+    }
+}
+
+/* splitmix64: the seed of round r of group g (the same on every rank). */
+static unsigned long long mix(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* What a measurement ends with, for the rows. */
+struct outcome {
+    long n, rejected; /* rounds kept; rounds rejected (some member started late) */
+    double elapsed;   /* seconds since t0 (slowest rank) */
+    int window;
+};
+
+/* The one timing loop: batches of rounds; in each round every member does
+ * one repetition of its K iterations, in a seeded shuffled order (n > 1),
+ * started by a barrier over its communicator or at its agreed instant
+ * (window).  The samples are reduced once per batch over the first
+ * member's communicator (every member's has the same processes); a round
+ * in which some member started late is dropped for every member, so the
+ * members' samples stay paired by round.  Stops when every member's
+ * interval meets the rule (mb_stop_reason), at --max-reps rounds, or when
+ * the group's budget (the sum of the members') is spent. */
+static void repeat(struct mb_run *run, struct member *m, int n, double t0, int window, unsigned long long seed,
+                   struct outcome *out)
+{
+    const struct mb_opts *o = &run->opts;
+    MPI_Comm comm = m[0].k->comm;
+    double budget = 0, W = 0, start = 0; /* the group's budget; one round's windows; the next batch's first start */
+    int anypair = 0;
+    for (int j = 0; j < n; j++) {
+        budget += m[j].budget;
+        anypair |= m[j].pair;
+    }
     if (window) {
         mb_sync_refresh(run);
-        w = o->window_us > 0 ? o->window_us * 1e-6 : window_length(rep[1]);
+        for (int j = 0; j < n; j++) W += m[j].w = o->window_us > 0 ? o->window_us * 1e-6 : window_length(m[j].rep[1]);
         double now = mb_sync_now();
-        MPI_Allreduce(&now, &start, 1, MPI_DOUBLE, MPI_MAX, k->comm);
-        start += 2 * w + 50e-6; /* every rank has left the allreduce by then */
+        MPI_Allreduce(&now, &start, 1, MPI_DOUBLE, MPI_MAX, comm);
+        start += 2 * W + 50e-6; /* every rank has left the allreduce by then */
     }
 
     const long ci_floor = o->reps > MB_CI_MIN_REPS ? o->reps : MB_CI_MIN_REPS;
-    long cap = o->max_reps, n = 0, batch = o->reps, room = 0, rejected = 0;
-    double *loc = NULL, *got = NULL, *all = NULL, *sorted = NULL, *mine = NULL; /* mine: this rank's own times */
-    double *refs = NULL; /* the reference's samples (paired), for its median */
-    const long pair = k->ref_timed ? 1 : 0; /* loc[batch + 3 + i]: repetition i's reference time */
+    long cap = o->max_reps, nk = 0, batch = o->reps, room = 0, lroom = 0, rejected = 0, drawn = 0;
+    /* loc: [member j, round i] times at j * batch + i, references after them, then elapsed, now, slowest per member */
+    double *loc = NULL, *got = NULL, *tmp = NULL;
+    int *perm = malloc((size_t)n * sizeof *perm), *at = malloc((size_t)n * sizeof *at);
     const char *stop = NULL;
     double elapsed = 0;
     while (!stop) {
-        if (n + (1 + pair) * batch + 3 > room) { /* grow with the samples, not to --max-reps up front */
-            room = 2 * (n + (1 + pair) * batch + 3);
-            if (pair) refs = realloc(refs, (size_t)room * sizeof *refs);
-            loc = realloc(loc, (size_t)room * sizeof *loc);
-            got = realloc(got, (size_t)room * sizeof *got);
-            all = realloc(all, (size_t)room * sizeof *all);
-            sorted = realloc(sorted, (size_t)room * sizeof *sorted);
-            mine = realloc(mine, (size_t)room * sizeof *mine);
+        grow(m, n, nk + batch, &room);
+        const long refs0 = (long)n * batch, ext = (1 + anypair) * refs0;
+        if (ext + 2 + n > lroom) {
+            lroom = 2 * (ext + 2 + n);
+            loc = realloc(loc, (size_t)lroom * sizeof *loc);
+            got = realloc(got, (size_t)lroom * sizeof *got);
+            tmp = realloc(tmp, (size_t)lroom * sizeof *tmp);
         }
-        double slowest = 0; /* wall time of this rank's longest repetition */
+        for (int j = 0; j < n; j++) m[j].slowest = 0;
         for (long i = 0; i < batch; i++) {
-            if (window) { /* start at the agreed instant; arriving after it spoils the repetition */
-                double target = mb_sync_local(start + (double)i * w);
-                int late = mb_sync_clock() > target;
-                mb_sync_wait(target);
-                double t = run_once(k, K) / (double)K, wall = mb_sync_clock() - target;
-                loc[i] = late ? t + LATE : t;
-                if (wall > slowest) slowest = wall;
+            if (n > 1) {
+                mb_permutation(mix(seed + (unsigned long long)drawn), perm, n);
             } else {
-                MPI_Barrier(k->comm);
-                loc[i] = run_once(k, K) / (double)K;
-                if (pair) {
-                    MPI_Barrier(k->comm);
-                    loc[batch + 3 + i] = k->ref_timed(k->state, K) / (double)K;
-                }
+                perm[0] = 0;
             }
+            drawn++;
+            double off = 0; /* the round's windows, in its order */
+            for (int p = 0; p < n; p++) {
+                struct member *x = &m[perm[p]];
+                const struct mb_kernel *k = x->k;
+                double b0 = MPI_Wtime(), *t = &loc[perm[p] * batch + i];
+                at[perm[p]] = p;
+                if (window) { /* start at the agreed instant; arriving after it spoils the round */
+                    double target = mb_sync_local(start + (double)i * W + off);
+                    int late = mb_sync_clock() > target;
+                    mb_sync_wait(target);
+                    double s = run_once(k, x->K) / (double)x->K, wall = mb_sync_clock() - target;
+                    *t = late ? s + LATE : s;
+                    if (wall > x->slowest) x->slowest = wall;
+                    off += x->w;
+                } else {
+                    MPI_Barrier(k->comm);
+                    *t = run_once(k, x->K) / (double)x->K;
+                    if (x->pair) {
+                        MPI_Barrier(k->comm);
+                        loc[refs0 + perm[p] * batch + i] = k->ref_timed(k->state, x->K) / (double)x->K;
+                    }
+                }
+                x->busy += MPI_Wtime() - b0;
+            }
+            /* this round's positions, kept with the samples below (the same on every rank) */
+            for (int j = 0; j < n; j++) m[j].pos[nk + i] = at[j];
         }
-        loc[batch] = MPI_Wtime() - t0;
-        loc[batch + 1] = window ? mb_sync_now() : 0;
-        loc[batch + 2] = slowest;
-        /* the repetition's time is the slowest rank's; reduced outside the timed region.
+        loc[ext] = MPI_Wtime() - t0;
+        loc[ext + 1] = window ? mb_sync_now() : 0;
+        for (int j = 0; j < n; j++) loc[ext + 2 + j] = m[j].slowest;
+        /* a repetition's time is the slowest rank's; reduced outside the timed region.
          * A repetition some rank started late is LATE longer here, on every rank. */
-        MPI_Allreduce(loc, got, (int)((1 + pair) * batch) + 3, MPI_DOUBLE, MPI_MAX, k->comm);
-        elapsed = got[batch];
-        start = got[batch + 1] + 2 * w + 50e-6;
-        slowest = got[batch + 2];
+        MPI_Allreduce(loc, got, (int)(ext + 2 + n), MPI_DOUBLE, MPI_MAX, comm);
+        elapsed = got[ext];
+        start = got[ext + 1] + 2 * W + 50e-6;
         long v = 0;
+        int widen = 0;
         for (long i = 0; i < batch; i++) {
-            if (got[i] >= LATE) continue;
-            /* paired: the difference, at least 0 (a negative one is the reference's noise); order
-             * statistics commute with that clamp, so the median's interval is the difference's */
-            all[n + v] = pair ? fmax(0, got[i] - got[batch + 3 + i]) : got[i];
-            mine[n + v] = pair ? fmax(0, loc[i] - loc[batch + 3 + i]) : loc[i];
-            if (pair) refs[n + v] = got[batch + 3 + i];
+            int late = 0;
+            for (int j = 0; j < n; j++) late |= got[j * batch + i] >= LATE;
+            if (late) continue;
+            for (int j = 0; j < n; j++) {
+                struct member *x = &m[j];
+                double g = got[j * batch + i], l = loc[j * batch + i];
+                /* paired: the difference, at least 0 (a negative one is the reference's noise); order
+                 * statistics commute with that clamp, so the median's interval is the difference's */
+                if (x->pair) {
+                    double gr = got[refs0 + j * batch + i], lr = loc[refs0 + j * batch + i];
+                    g = fmax(0, g - gr);
+                    l = fmax(0, l - lr);
+                    x->refs[nk + v] = gr;
+                }
+                x->all[nk + v] = g;
+                x->mine[nk + v] = l;
+                x->pos[nk + v] = x->pos[nk + i];
+            }
             v++;
         }
         rejected += batch - v;
-        if (window && batch - v > batch / 4 && !(o->window_us > 0)) /* too tight: as long as the slowest, and more */
-            w = fmax(1.5 * w, window_length(slowest));
-        memcpy(loc, all + n, (size_t)v * sizeof *loc);
-        merge(sorted, n, loc, v);
-        n += v;
-        double ratio = ci_ratio(sorted, n, o->rel_ci);
-        stop = mb_stop_reason(o, n, ratio, elapsed, budget);
+        if (window && batch - v > batch / 4 && !(o->window_us > 0)) widen = 1;
+        double ratio = nk + v > 0 ? 0 : INFINITY, per_round = window ? 0 : 1e-6 * n;
+        for (int j = 0; j < n; j++) {
+            struct member *x = &m[j];
+            if (widen) { /* too tight: as long as the slowest, and more (the members that started late) */
+                int was_late = 0;
+                for (long i = 0; i < batch; i++) was_late |= got[j * batch + i] >= LATE;
+                if (was_late) x->w = fmax(1.5 * x->w, window_length(got[ext + 2 + j]));
+            }
+            memcpy(tmp, x->all + nk, (size_t)v * sizeof *tmp);
+            merge(x->sorted, nk, tmp, v);
+            if (nk + v > 0) ratio = fmax(ratio, ci_ratio(x->sorted, nk + v, o->rel_ci));
+            if (window || nk + v > 0) per_round += window ? x->w : x->sorted[(nk + v) / 2] * (double)x->K * (1 + x->pair);
+        }
+        if (widen) {
+            W = 0;
+            for (int j = 0; j < n; j++) W += m[j].w;
+        }
+        nk += v;
+        stop = mb_stop_reason(o, nk, ratio, elapsed, budget);
         if (!stop) {
             /* the interval narrows as 1/sqrt(n): what should reach the target, with a
              * margin, but at most half again, and not past the budget or the cap */
-            double per_rep = window ? w : sorted[n / 2] * (double)K * (1 + pair) + 1e-6;
-            long fit = (long)((budget - elapsed) / per_rep) + 1;
-            double want = ceil((double)n * (ratio * ratio - 1) * 1.2);
-            batch = n < ci_floor ? ci_floor - n : n / 2 > 1 ? n / 2 : 1;
-            if (n >= ci_floor && want < batch) batch = want > 2 ? (long)want : 2;
-            if (n >= o->reps && batch > fit) batch = fit;
-            if (batch > cap - n) batch = cap - n;
+            long fit = (long)((budget - elapsed) / per_round) + 1;
+            double want = ceil((double)nk * (ratio * ratio - 1) * 1.2);
+            batch = nk < ci_floor ? ci_floor - nk : nk / 2 > 1 ? nk / 2 : 1;
+            if (nk >= ci_floor && want < batch) batch = want > 2 ? (long)want : 2;
+            if (nk >= o->reps && batch > fit) batch = fit;
+            if (batch > cap - nk) batch = cap - nk;
         }
-    }
-    struct mb_stats s;
-    mb_stats_compute(sorted, (int)n, &s);
-    if (pair && k->ref_median) {
-        struct mb_stats r;
-        mb_stats_compute(refs, (int)n, &r);
-        *k->ref_median = r.median;
-    }
-    mb_raw_write(run, k, row, mine, n);
-    rank_stats(k, mine, n, &s);
-    row->iters = K;
-    row->reps = n;
-    row->t = s;
-    snprintf(row->stop_reason, sizeof row->stop_reason, "%s", stop);
-    if (window) {
-        row->reps_rejected = rejected;
-        row->sync_error = mb_sync_check(run);
-    }
-    if (run->rank == 0) mb_sync_count(window, rejected);
-    if (sw) {
-        sw->K = K;
-        sw->budget -= elapsed;
-        sw->left--;
     }
     free(loc);
     free(got);
-    free(all);
-    free(sorted);
-    free(mine);
-    free(refs);
+    free(tmp);
+    free(perm);
+    free(at);
+    *out = (struct outcome){.n = nk, .rejected = rejected, .elapsed = elapsed, .window = window};
+}
+
+/* Fills a member's row from its samples (raw output first: rank_stats sorts mine). */
+static void finish(struct mb_run *run, struct member *m, const struct outcome *r, double budget, double sync_error)
+{
+    const struct mb_kernel *k = m->k;
+    struct mb_row *row = m->row;
+    long n = r->n;
+    struct mb_stats s;
+    mb_stats_compute(m->sorted, (int)n, &s);
+    if (m->pair && k->ref_median) {
+        struct mb_stats rs;
+        mb_stats_compute(m->refs, (int)n, &rs);
+        *k->ref_median = rs.median;
+    }
+    mb_raw_write(run, k, row, m->mine, n);
+    rank_stats(k, m->mine, n, &s);
+    row->iters = m->K;
+    row->reps = n;
+    row->t = s;
+    /* the member's own verdict: "ci" where its interval is within the target, else what ended the group */
+    const char *stop = mb_stop_reason(&run->opts, n, n > 0 ? ci_ratio(m->sorted, n, run->opts.rel_ci) : INFINITY,
+                                      r->elapsed, budget);
+    snprintf(row->stop_reason, sizeof row->stop_reason, "%s", stop ? stop : "budget");
+    if (r->window) {
+        row->reps_rejected = r->rejected;
+        row->sync_error = sync_error;
+    }
+    if (run->rank == 0) mb_sync_count(r->window, r->rejected);
+    struct mb_sweep *sw = k->sweep;
+    if (sw) { /* a member of a group is charged its budget's share of the group's time */
+        sw->K = m->K;
+        sw->budget -= budget > 0 ? r->elapsed * m->budget / budget : r->elapsed;
+        sw->left--;
+    }
+}
+
+static void release(struct member *m, int n)
+{
+    for (int j = 0; j < n; j++) {
+        free(m[j].all);
+        free(m[j].sorted);
+        free(m[j].mine);
+        free(m[j].refs);
+        free(m[j].pos);
+    }
+    free(m);
+}
+
+/* Prepares every member and runs the loop; returns the group's budget. */
+static double measure(struct mb_run *run, struct member *m, int n, unsigned long long seed, struct outcome *r,
+                      double *sync_error)
+{
+    const struct mb_opts *o = &run->opts;
+    double t0 = MPI_Wtime(), budget = 0;
+    /* A group starts its repetitions by barrier: on windows one member that
+     * starts late spoils the round for all (its samples are paired), and with
+     * tens of members nearly every round of a busy machine has one. */
+    int want_sync = n == 1;
+    for (int j = 0; j < n; j++) {
+        want_sync &= prepare(run, &m[j], n > 1);
+        budget += m[j].budget;
+    }
+    if (n > 1) { /* the rounds: --timeout per test, so n of them */
+        char desc[200], what[260];
+        mb_row_desc(run, m[0].row, desc, sizeof desc);
+        snprintf(what, sizeof what, "%s and %d more measured with it", desc, n - 1);
+        mb_watchdog_arm(o->timeout * n, what);
+    }
+    if (want_sync && !mb_sync_ready()) mb_sync_start(run); /* the first test that needs the clocks */
+    int window = want_sync;
+    for (int j = 0; j < n; j++) {
+        if (want_sync && o->min_rep_time <= 0) probe(m[j].k, m[j].rep);
+        window = window && mb_sync_window(run, m[j].rep[0]);
+    }
+    for (int j = 0; j < n; j++) mb_param(m[j].row, "sync", "%s", window ? "window" : "barrier");
+    repeat(run, m, n, t0, window, seed, r);
+    *sync_error = window ? mb_sync_check(run) : -1;
+    return budget;
+}
+
+int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row)
+{
+    struct member *m = calloc(1, sizeof *m);
+    m->k = k;
+    m->row = row;
+    struct outcome r;
+    double sync_error, budget = measure(run, m, 1, 0, &r, &sync_error);
+    finish(run, m, &r, budget, sync_error);
+    int failed = m->failed;
+    release(m, 1);
+    return failed;
+}
+
+/* The seed of the rounds' orders: --order-seed (or --order shuffle's), else
+ * rank 0's pick from the clock; the same on every rank (collective over
+ * world, at the first group). */
+static unsigned long long rounds_seed(struct mb_run *run)
+{
+    static long long seed = -1;
+    if (seed >= 0) return (unsigned long long)seed;
+    seed = run->opts.order_seed;
+    if (seed < 0 && run->rank == 0) seed = (long long)(mix((unsigned long long)(MPI_Wtime() * 1e9) ^ (unsigned long long)getpid()) & 0xffffffffull);
+    MPI_Bcast(&seed, 1, MPI_LONG_LONG, 0, run->world);
+    return (unsigned long long)seed;
+}
+
+int mb_measure_group(struct mb_run *run, const struct mb_kernel *k, struct mb_row *rows, int n)
+{
+    if (n < 1) return 0;
+    static long groups; /* groups measured so far in this run: the next one's number */
+    const long g = groups++;
+    unsigned long long seed = mix(rounds_seed(run) * 0x2545f4914f6cdd1dull + (unsigned long long)g);
+    struct member *m = calloc((size_t)n, sizeof *m);
+    for (int j = 0; j < n; j++) {
+        m[j].k = &k[j];
+        m[j].row = &rows[j];
+    }
+    struct outcome r;
+    double sync_error, budget = measure(run, m, n, seed, &r, &sync_error), done = MPI_Wtime();
+    if (run->rank == 0) mb_rounds_begin(run, rounds_seed(run)); /* the JSON names the file before any row of it */
+    int failed = 0, *csv_row = malloc((size_t)n * sizeof *csv_row), path[MB_ORDER_DEPTH];
+    memcpy(path, run->order_path, sizeof path);
+    for (int j = 0; j < n; j++) {
+        finish(run, &m[j], &r, budget, sync_error);
+        failed += m[j].failed;
+        /* the row takes its own place in the fixed order, and its own share of the wall time */
+        memcpy(run->order_path, rows[j].order, sizeof run->order_path);
+        run->test_t0 = MPI_Wtime() - m[j].busy - (MPI_Wtime() - done) / n;
+        mb_end(run, &rows[j]);
+        csv_row[j] = run->nrows; /* rank 0: its 1-based data row in the CSV */
+    }
+    memcpy(run->order_path, path, sizeof path);
+    if (run->rank == 0) { /* after the rows: a killed run never has samples of rows the CSV lacks */
+        const double **t = malloc((size_t)n * sizeof *t);
+        const int **pos = malloc((size_t)n * sizeof *pos);
+        for (int j = 0; j < n; j++) {
+            t[j] = m[j].all;
+            pos[j] = m[j].pos;
+        }
+        mb_rounds_write(run, g, n, csv_row, t, pos, r.n);
+        free(t);
+        free(pos);
+    }
+    free(csv_row);
+    release(m, n);
     return failed;
 }

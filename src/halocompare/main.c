@@ -22,6 +22,9 @@ static unsigned long sel_methods, sel_comms, sel_nbrs, sel_tests;
 static char stencil_choices[32]; /* --neighbors: bit i of sel_nbrs = halo_stencils[i] */
 static int periodic_choice = -1; /* no, yes, both */
 static int win_flavor = HALO_WIN_ALLOCATE, unsafe;
+enum { GROUP_ALL, GROUP_COMM, GROUP_NONE };
+static int group_choice = GROUP_ALL; /* --group */
+static const char *const group_names[] = {"all", "comm", "none"};
 static unsigned long rma_assert;
 static const char *const win_names[] = {"create", "allocate"};
 
@@ -42,6 +45,10 @@ static const struct mb_option options[] = {
      "RMA window flavour: MPI_Win_create or MPI_Win_allocate (allocate)"},
     {"assert", 0, MB_OPT_LIST, &rma_assert, 0, 0, "noprecede,nosucceed,nocheck",
      "RMA assertions: MPI_MODE_NOPRECEDE/NOSUCCEED on fences, NOCHECK on locks (none)"},
+    {"group", 0, MB_OPT_CHOICE, &group_choice, 0, 0, "all,comm,none",
+     "tests measured together, interleaved, so that their comparisons are paired: every method on every "
+     "communicator at one stencil, periodicity and size (all), one communicator's methods (comm), or each test "
+     "alone (none) (all)"},
     {"unsafe", 0, MB_OPT_FLAG, &unsafe, 0, 0, NULL, "allow the deliberately unsafe method " NAIVE " (may deadlock)"},
     {0},
 };
@@ -222,36 +229,133 @@ static double sent_bytes(const struct halo *h)
 
 static double *sbuf_own[MAXDIR], *rbuf_own[MAXDIR];
 
-/* sw: one size sweep per method (-m: --sweep-budget is shared over each method's sizes) */
-static void run_halo(struct mb_run *run, struct halo *h, struct mb_sweep *sw)
+/* The tests one finding compares are measured as one group, interleaved
+ * (mb_measure_group): every selected method on every selected communicator
+ * at one stencil, periodicity and size, so that both the methods and the
+ * rank orderings are compared round by round (paired).  That needs every
+ * member set up at once (its own RMA window, persistent requests, topology
+ * communicator): where their memory on the busiest node would pass
+ * GROUP_BYTES, the group is one communicator's methods, and failing that
+ * one test (docs/halo-groups.md). */
+#define GROUP_BYTES (256.0 * 1024 * 1024)
+
+/* The memory a method sets up for itself, per process (the p2p methods use
+ * the shared buffers). */
+static double method_bytes(const struct halo_method *m, const struct halo *h)
 {
-    double sent = sent_bytes(h);
-    for (int j = 0; j < nmethods; j++) {
-        const int i = mb_order(run, 4, nmethods, j, 0);
-        if (!(sel_methods >> i & 1)) continue;
-        struct mb_row row;
-        mb_row_init(&row, "halo", methods[i]->name);
-        describe(run, &row, h);
-        if (!strncmp(methods[i]->name, "rma-", 4)) {
-            mb_param_opt(run, &row, "win");
-            mb_param_opt(run, &row, "assert");
+    double msg = (double)h->count * 8;
+    if (!strncmp(m->name, "rma-lock", 8)) return 2 * h->nnbr * msg + 8.0 * h->nnbr; /* two sets + flags */
+    if (!strncmp(m->name, "rma-", 4)) return h->nnbr * msg;
+    if (!strncmp(m->name, "neighbor-", 9)) return 2 * h->ndirs * msg;
+    return 0;
+}
+
+/* A member of a group: its own copy of the halo (methods repoint its
+ * buffers and keep their state in it) and what its kernel sees. */
+struct member {
+    struct halo h;
+    struct call c;
+};
+
+/* One group: the methods `meth` (-1 ends; -2: every selected one) on the
+ * communicators cks[0..ncks-1], whose neighbour maps are hc[ck] at this
+ * size.  Set up in order (a method that cannot run is its n/a row at
+ * once), measured interleaved, torn down.  sw[ck][i]: the size sweep of
+ * method i on communicator ck. */
+static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int ncks, int meth,
+                      struct mb_sweep (*sw)[64])
+{
+    int cap = ncks * nmethods, n = 0;
+    struct member *mem = calloc((size_t)cap, sizeof *mem);
+    struct mb_kernel *k = calloc((size_t)cap, sizeof *k);
+    struct mb_row *rows = calloc((size_t)cap, sizeof *rows);
+    for (int a = 0; a < ncks; a++) {
+        const int ck = cks[a];
+        struct halo *base = &hc[ck];
+        double sent = sent_bytes(base);
+        for (int i = 0; i < nmethods; i++) {
+            if (!(sel_methods >> i & 1) || (meth >= 0 && i != meth)) continue;
+            /* the row's place in the fixed order: communicator (depth 1) and method (depth 4) */
+            run->order_path[1] = ck;
+            run->order_path[4] = i;
+            struct mb_row *row = &rows[n];
+            mb_row_init(row, "halo", methods[i]->name);
+            describe(run, row, base);
+            if (!strncmp(methods[i]->name, "rma-", 4)) {
+                mb_param_opt(run, row, "win");
+                mb_param_opt(run, row, "assert");
+            }
+            if (ck == COMM_RANDOM) mb_param_opt(run, row, "seed");
+            row->sent_bytes = sent;
+            memcpy(row->order, run->order_path, sizeof row->order);
+            mb_begin(run, row);
+            struct member *x = &mem[n];
+            x->h = *base;
+            x->h.priv = NULL;
+            memcpy(x->h.sbuf, sbuf_own, sizeof sbuf_own);
+            memcpy(x->h.rbuf, rbuf_own, sizeof rbuf_own);
+            const char *why = methods[i]->setup ? methods[i]->setup(&x->h) : NULL;
+            if (why) {
+                mb_na(run, row, "%s", why);
+                mb_end(run, row);
+                continue;
+            }
+            x->c = (struct call){&x->h, methods[i], -1};
+            k[n] = (struct mb_kernel){.state = &x->c, .comm = x->h.comm, .run = method_run, .fill = fill,
+                                      .check = check, .sweep = &sw[ck][i]};
+            n++;
         }
-        if (!strcmp(h->comm_name, "random")) mb_param_opt(run, &row, "seed");
-        row.sent_bytes = sent;
-        mb_begin(run, &row);
-        memcpy(h->sbuf, sbuf_own, sizeof sbuf_own); /* undo the previous method's repointing */
-        memcpy(h->rbuf, rbuf_own, sizeof rbuf_own);
-        const char *why = methods[i]->setup ? methods[i]->setup(h) : NULL;
-        if (why) {
-            mb_na(run, &row, "%s", why);
-        } else {
-            struct call c = {h, methods[i], -1};
-            struct mb_kernel k = {
-                .state = &c, .comm = h->comm, .run = method_run, .fill = fill, .check = check, .sweep = &sw[i]};
-            mb_measure(run, &k, &row);
-            if (methods[i]->teardown) methods[i]->teardown(h);
+    }
+    if (group_choice == GROUP_NONE && n == 1) { /* each test alone: no group, no rounds */
+        mb_measure(run, &k[0], &rows[0]);
+        mb_end(run, &rows[0]);
+    } else {
+        mb_measure_group(run, k, rows, n);
+    }
+    for (int j = 0; j < n; j++)
+        if (mem[j].c.m->teardown) mem[j].c.m->teardown(&mem[j].h);
+    free(mem);
+    free(k);
+    free(rows);
+}
+
+/* Every halo test of one periodicity: per stencil and size, the groups.
+ * cks: the selected communicators, in the order they run (--order shuffle). */
+static void run_halo(struct mb_run *run, struct halo *hc, const MPI_Comm *comms, const int *cks, int ncks,
+                     int nd, int p, const int *nbrs, int nnbrs, const long *counts, int nsizes)
+{
+    for (int nb = 0; nb < nnbrs; nb++) {
+        mb_order(run, 2, nnbrs, nb, 1);
+        for (int a = 0; a < ncks; a++) halo_neighbors(&hc[cks[a]], comms[cks[a]], nd, p, nbrs[nb]);
+        struct mb_sweep (*sw)[64] = calloc(NCOMM, sizeof *sw); /* per communicator and method */
+        for (int s = 0; s < nsizes; s++) {
+            mb_order(run, 3, nsizes, s, 1);
+            double most = 0, all = 0; /* the methods' own memory: one communicator's, all of them */
+            for (int a = 0; a < ncks; a++) {
+                double one = 0;
+                hc[cks[a]].count = (int)counts[s];
+                for (int i = 0; i < nmethods; i++)
+                    if (sel_methods >> i & 1) one += method_bytes(methods[i], &hc[cks[a]]);
+                all += one;
+                most = one > most ? one : most;
+            }
+            /* the same choice on every rank: ppn and the sizes are common */
+            if (group_choice == GROUP_ALL && all * run->ppn <= GROUP_BYTES) {
+                run_group(run, hc, cks, ncks, -2, sw);
+                continue;
+            }
+            for (int a = 0; a < ncks; a++) {
+                if (group_choice != GROUP_NONE && most * run->ppn <= GROUP_BYTES) {
+                    run_group(run, hc, &cks[a], 1, -2, sw);
+                    continue;
+                }
+                for (int j = 0; j < nmethods; j++) { /* --order shuffle: the methods of one communicator */
+                    const int i = mb_order(run, 4, nmethods, j, 0);
+                    if (sel_methods >> i & 1) run_group(run, hc, &cks[a], 1, i, sw);
+                }
+            }
         }
-        mb_end(run, &row);
+        free(sw);
     }
 }
 
@@ -326,13 +430,29 @@ int main(int argc, char **argv)
     }
 
     char notes[2][NCOMM][160] = {{{0}}};
-    /* --order shuffle: the communicators (the one-sender tests one more item) and the methods of each block */
+    struct halo hc[NCOMM]; /* each communicator's neighbour map */
     for (int p = first_p; p <= last_p; p++) {
         mb_order(run, 0, last_p - first_p + 1, p - first_p, 1);
-        /* --order shuffle: the communicators (one-sender is one more), then the methods (run_halo);
-         * stencils and message sizes keep their order */
+        /* the communicators of this periodicity, all at once: their tests are measured together */
+        MPI_Comm comms[NCOMM];
+        int cks[NCOMM], ncks = 0, halo_done = 0;
+        for (int ck = 0; ck < NCOMM; ck++) {
+            comms[ck] = MPI_COMM_NULL;
+            if (!(sel_tests & 1) || !(sel_comms >> ck & 1)) continue;
+            comms[ck] = halo_comm_create((enum comm_kind)ck, run, nd, p, (unsigned long)seed, notes[p][ck],
+                                         sizeof notes[p][ck]);
+            hc[ck] = (struct halo){.win_flavor = h.win_flavor, .rma_assert = h.rma_assert,
+                                   .comm_name = halo_comm_names[ck]};
+        }
+        /* --order shuffle: the communicators (the one-sender tests one more item) — the order the
+         * halo groups set up and, where they are measured one communicator at a time, run in;
+         * stencils and message sizes keep their order; the methods are interleaved */
         for (int jc = 0; jc <= NCOMM; jc++) {
             const int ck = mb_order(run, 1, NCOMM + 1, jc, 0);
+            for (int q = 0; jc == 0 && q <= NCOMM; q++) { /* the loop's order, drawn at its start */
+                int c = run->order_perm[1] ? run->order_perm[1][q] : q;
+                if (c < NCOMM && comms[c] != MPI_COMM_NULL) cks[ncks++] = c;
+            }
             if (ck == NCOMM) {
                 for (int nb = 0; nb < nnbrs && (sel_tests & 2); nb++) {
                     mb_order(run, 2, nnbrs, nb, 1);
@@ -347,22 +467,11 @@ int main(int argc, char **argv)
                 }
                 continue;
             }
-            if (!(sel_tests & 1) || !(sel_comms >> ck & 1)) continue;
-            MPI_Comm comm = halo_comm_create((enum comm_kind)ck, run, nd, p, (unsigned long)seed, notes[p][ck],
-                                             sizeof notes[p][ck]);
-            h.comm_name = halo_comm_names[ck];
-            for (int nb = 0; nb < nnbrs; nb++) {
-                mb_order(run, 2, nnbrs, nb, 1);
-                halo_neighbors(&h, comm, nd, p, nbrs[nb]);
-                struct mb_sweep sw[64] = {{0}}; /* per method (at most 64: collect_methods) */
-                for (int s = 0; s < nsizes; s++) {
-                    mb_order(run, 3, nsizes, s, 1);
-                    h.count = (int)counts[s];
-                    run_halo(run, &h, sw);
-                }
-            }
-            if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
+            if (!halo_done && ncks) run_halo(run, hc, comms, cks, ncks, nd, p, nbrs, nnbrs, counts, nsizes);
+            halo_done = 1;
         }
+        for (int ck = 0; ck < NCOMM; ck++)
+            if (comms[ck] != MPI_COMM_NULL && comms[ck] != MPI_COMM_WORLD) MPI_Comm_free(&comms[ck]);
     }
 
     /* what the reader of the table needs to know about the grid and the orderings */
@@ -381,9 +490,9 @@ int main(int argc, char **argv)
     snprintf(meta, sizeof meta,
              "{\"ndims\": %d, \"dims\": [%s], \"count\": %ld, \"bytes\": [%s], \"seed\": %ld, "
              "\"cart_reordered\": {\"non_periodic\": \"%s\", \"periodic\": \"%s\"}, \"node_ordering\": \"%s\", "
-             "\"win\": \"%s\", \"assert\": \"%s\"}",
+             "\"win\": \"%s\", \"assert\": \"%s\", \"group\": \"%s\"}",
              nd, dims_json, counts[0], sizes, seed, notes[0][COMM_CART], notes[1][COMM_CART], notes[first_p][COMM_NODE],
-             win_names[win_flavor], a ? rma_note + 1 : "none");
+             win_names[win_flavor], a ? rma_note + 1 : "none", group_names[group_choice]);
     char rma_line[160];
     snprintf(rma_line, sizeof rma_line, "RMA: window MPI_Win_%s, assertions %s", win_names[win_flavor],
              a ? rma_note + 1 : "none");

@@ -27,12 +27,13 @@
 
 #include <stdlib.h>
 
-static struct nbr {
+/* A method's state (h->priv): every member of a group has its own. */
+struct nbr {
     MPI_Comm topo;
     double *sb, *rb;
     int v;                                   /* alltoallv (degenerate mesh) */
     int cnt[MAXDIR], displ[MAXDIR];          /* alltoallv: per distinct partner, in doubles */
-} T;
+};
 
 /* A periodic extent of 1 or 2: some partner is ours in several directions. */
 static int degenerate(const struct halo *h)
@@ -52,14 +53,15 @@ static const char *nbr_setup(struct halo *h)
     /* order_s[k] / order_d[k]: the direction of the k-th count-sized receive / send block */
     int order_s[MAXDIR], order_d[MAXDIR], peers[MAXDIR], n = 0, np = 0, err;
     const char *what;
-    T.v = degenerate(h);
+    struct nbr *t = h->priv = calloc(1, sizeof *t);
+    t->v = degenerate(h);
     MPI_Errhandler old;
     MPI_Comm_get_errhandler(h->comm, &old);
     MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
     /* unit weights rather than MPI_UNWEIGHTED, which GCC takes for an empty array */
     int w[MAXDIR];
     for (int k = 0; k < MAXDIR; k++) w[k] = 1;
-    if (T.v) {
+    if (t->v) {
         what = "graph (one edge per distinct partner)";
         for (int i = 0; i < h->ndirs; i++) {
             int p = h->partner[h->dirs[i]], seen = 0;
@@ -68,7 +70,7 @@ static const char *nbr_setup(struct halo *h)
         }
         for (int k = 0; k < np; k++) {
             int m = 0;
-            T.displ[k] = n * h->count;
+            t->displ[k] = n * h->count;
             for (int d = 0; d < h->nnbr; d++) {
                 if (h->partner[d] == peers[k]) order_s[n + m++] = d;
             }
@@ -77,22 +79,22 @@ static const char *nbr_setup(struct halo *h)
                 int e = h->opp[j];
                 if (h->partner[e] == peers[k]) order_d[n + m++] = e;
             }
-            T.cnt[k] = m * h->count;
+            t->cnt[k] = m * h->count;
             n += m;
         }
-        err = MPI_Dist_graph_create_adjacent(h->comm, np, peers, w, np, peers, w, MPI_INFO_NULL, 0, &T.topo);
+        err = MPI_Dist_graph_create_adjacent(h->comm, np, peers, w, np, peers, w, MPI_INFO_NULL, 0, &t->topo);
     } else if (h->nnbr == halo_faces(h->ndims)) {
         int periods[MAXDIM] = {h->periodic, h->periodic, h->periodic};
         what = "Cartesian";
         for (n = 0; n < h->nnbr; n++) order_s[n] = order_d[n] = n;
-        err = MPI_Cart_create(h->comm, h->ndims, h->dims, periods, 0, &T.topo);
+        err = MPI_Cart_create(h->comm, h->ndims, h->dims, periods, 0, &t->topo);
     } else {
         what = "graph";
         for (n = 0; n < h->ndirs; n++) {
             order_s[n] = order_d[n] = h->dirs[n];
             peers[n] = h->partner[h->dirs[n]];
         }
-        err = MPI_Dist_graph_create_adjacent(h->comm, n, peers, w, n, peers, w, MPI_INFO_NULL, 0, &T.topo);
+        err = MPI_Dist_graph_create_adjacent(h->comm, n, peers, w, n, peers, w, MPI_INFO_NULL, 0, &t->topo);
     }
     MPI_Comm_set_errhandler(h->comm, old);
     MPI_Errhandler_free(&old);
@@ -104,14 +106,16 @@ static const char *nbr_setup(struct halo *h)
         int len;
         if (!ok) MPI_Error_string(err, msg, &len);
         snprintf(why, sizeof why, "creating the %s topology failed: %s", what, msg);
+        free(t); /* a topology that exists on some ranks only cannot be freed collectively: leave it */
+        h->priv = NULL;
         return why;
     }
     size_t blk = (size_t)h->count;
-    T.sb = mb_alloc((n ? (size_t)n : 1) * blk * sizeof(double));
-    T.rb = mb_alloc((n ? (size_t)n : 1) * blk * sizeof(double));
+    t->sb = mb_alloc((n ? (size_t)n : 1) * blk * sizeof(double));
+    t->rb = mb_alloc((n ? (size_t)n : 1) * blk * sizeof(double));
     for (int k = 0; k < n; k++) {
-        h->sbuf[order_d[k]] = T.sb + k * blk;
-        h->rbuf[order_s[k]] = T.rb + k * blk;
+        h->sbuf[order_d[k]] = t->sb + k * blk;
+        h->rbuf[order_s[k]] = t->rb + k * blk;
     }
     return NULL;
 #endif
@@ -119,32 +123,36 @@ static const char *nbr_setup(struct halo *h)
 
 static void alltoall_run(struct halo *h, long iters)
 {
-    if (T.v)
+    struct nbr *t = h->priv;
+    if (t->v)
         for (long it = 0; it < iters; it++)
-            MPI_Neighbor_alltoallv(T.sb, T.cnt, T.displ, MPI_DOUBLE, T.rb, T.cnt, T.displ, MPI_DOUBLE, T.topo);
+            MPI_Neighbor_alltoallv(t->sb, t->cnt, t->displ, MPI_DOUBLE, t->rb, t->cnt, t->displ, MPI_DOUBLE, t->topo);
     else
         for (long it = 0; it < iters; it++)
-            MPI_Neighbor_alltoall(T.sb, h->count, MPI_DOUBLE, T.rb, h->count, MPI_DOUBLE, T.topo);
+            MPI_Neighbor_alltoall(t->sb, h->count, MPI_DOUBLE, t->rb, h->count, MPI_DOUBLE, t->topo);
 }
 
 static void ineighbor_run(struct halo *h, long iters)
 {
+    struct nbr *t = h->priv;
     for (long it = 0; it < iters; it++) {
         MPI_Request r;
-        if (T.v)
-            MPI_Ineighbor_alltoallv(T.sb, T.cnt, T.displ, MPI_DOUBLE, T.rb, T.cnt, T.displ, MPI_DOUBLE, T.topo, &r);
+        if (t->v)
+            MPI_Ineighbor_alltoallv(t->sb, t->cnt, t->displ, MPI_DOUBLE, t->rb, t->cnt, t->displ, MPI_DOUBLE, t->topo, &r);
         else
-            MPI_Ineighbor_alltoall(T.sb, h->count, MPI_DOUBLE, T.rb, h->count, MPI_DOUBLE, T.topo, &r);
+            MPI_Ineighbor_alltoall(t->sb, h->count, MPI_DOUBLE, t->rb, h->count, MPI_DOUBLE, t->topo, &r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
 }
 
 static void nbr_free(struct halo *h)
 {
-    (void)h;
-    MPI_Comm_free(&T.topo);
-    free(T.sb);
-    free(T.rb);
+    struct nbr *t = h->priv;
+    MPI_Comm_free(&t->topo);
+    free(t->sb);
+    free(t->rb);
+    free(t);
+    h->priv = NULL;
 }
 
 const struct halo_method halo_neighbor_methods[] = {

@@ -41,7 +41,8 @@
 
 enum kind { PUT, GET };
 
-static struct rma {
+/* A method's state (h->priv): every member of a group has its own. */
+struct rma {
     MPI_Win win;
     double *mem;  /* window memory */
     int created;  /* mem is ours (MPI_Win_create) */
@@ -51,7 +52,7 @@ static struct rma {
     int64_t epoch, flagval;
     MPI_Aint flag0; /* displacement of the flags */
     int a_pre, a_post, a_lock;
-} R;
+};
 
 static MPI_Aint slot(const struct halo *h, int par, int d) { return ((MPI_Aint)par * h->nnbr + d) * h->count; }
 
@@ -60,20 +61,20 @@ static const char *make_window(struct halo *h, MPI_Aint n)
 {
     MPI_Aint bytes = n * (MPI_Aint)sizeof(double);
     int err;
-    memset(&R, 0, sizeof R);
-    R.a_pre = h->rma_assert & HALO_ASSERT_NOPRECEDE ? MPI_MODE_NOPRECEDE : 0;
-    R.a_post = h->rma_assert & HALO_ASSERT_NOSUCCEED ? MPI_MODE_NOSUCCEED : 0;
-    R.a_lock = h->rma_assert & HALO_ASSERT_NOCHECK ? MPI_MODE_NOCHECK : 0;
+    struct rma *r = h->priv = calloc(1, sizeof *r);
+    r->a_pre = h->rma_assert & HALO_ASSERT_NOPRECEDE ? MPI_MODE_NOPRECEDE : 0;
+    r->a_post = h->rma_assert & HALO_ASSERT_NOSUCCEED ? MPI_MODE_NOSUCCEED : 0;
+    r->a_lock = h->rma_assert & HALO_ASSERT_NOCHECK ? MPI_MODE_NOCHECK : 0;
     MPI_Errhandler old;
     MPI_Comm_get_errhandler(h->comm, &old);
     MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
     if (h->win_flavor == HALO_WIN_CREATE) {
-        R.mem = mb_alloc((size_t)bytes ? (size_t)bytes : 1);
-        R.created = 1;
-        err = MPI_Win_create(R.mem, bytes, sizeof(double), MPI_INFO_NULL, h->comm, &R.win);
+        r->mem = mb_alloc((size_t)bytes ? (size_t)bytes : 1);
+        r->created = 1;
+        err = MPI_Win_create(r->mem, bytes, sizeof(double), MPI_INFO_NULL, h->comm, &r->win);
     } else {
-        err = MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, h->comm, &R.mem, &R.win);
-        if (err == MPI_SUCCESS && bytes) memset(R.mem, 0, (size_t)bytes);
+        err = MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, h->comm, &r->mem, &r->win);
+        if (err == MPI_SUCCESS && bytes) memset(r->mem, 0, (size_t)bytes);
     }
     MPI_Comm_set_errhandler(h->comm, old);
     MPI_Errhandler_free(&old);
@@ -84,7 +85,9 @@ static const char *make_window(struct halo *h, MPI_Aint n)
         return NULL;
     }
     /* a window that exists on some ranks only cannot be freed collectively: leave it */
-    if (R.created) free(R.mem);
+    if (r->created) free(r->mem);
+    free(r);
+    h->priv = NULL;
     static char why[MPI_MAX_ERROR_STRING + 64];
     if (ok) return "window creation failed on another rank";
     char msg[MPI_MAX_ERROR_STRING];
@@ -95,15 +98,19 @@ static const char *make_window(struct halo *h, MPI_Aint n)
     return why;
 }
 
-static void free_window(void)
+static void free_window(struct halo *h)
 {
-    MPI_Win_free(&R.win);
-    if (R.created) free(R.mem);
+    struct rma *r = h->priv;
+    MPI_Win_free(&r->win);
+    if (r->created) free(r->mem);
+    free(r);
+    h->priv = NULL;
 }
 
 /* The distinct partners as a group of the communicator (PSCW). */
 static void make_group(struct halo *h)
 {
+    struct rma *r = h->priv;
     int ranks[MAXDIR], n = 0;
     for (int i = 0; i < h->ndirs; i++) {
         int p = h->partner[h->dirs[i]], seen = 0;
@@ -112,9 +119,9 @@ static void make_group(struct halo *h)
     }
     MPI_Group all;
     MPI_Comm_group(h->comm, &all);
-    MPI_Group_incl(all, n, ranks, &R.group);
+    MPI_Group_incl(all, n, ranks, &r->group);
     MPI_Group_free(&all);
-    R.npartners = n;
+    r->npartners = n;
 }
 
 /* ------------------------------------------------- fence and PSCW (active) */
@@ -123,12 +130,13 @@ static const char *active_setup(struct halo *h, enum kind kind, int pscw)
 {
     const char *why = make_window(h, (MPI_Aint)h->nnbr * h->count);
     if (why) return why;
-    R.kind = kind;
+    struct rma *r = h->priv;
+    r->kind = kind;
     for (int d = 0; d < h->nnbr; d++) {
         if (kind == PUT)
-            h->rbuf[d] = R.mem + slot(h, 0, d);
+            h->rbuf[d] = r->mem + slot(h, 0, d);
         else
-            h->sbuf[d] = R.mem + slot(h, 0, d);
+            h->sbuf[d] = r->mem + slot(h, 0, d);
     }
     if (pscw) make_group(h);
     return NULL;
@@ -142,12 +150,13 @@ static const char *pscw_get_setup(struct halo *h) { return active_setup(h, GET, 
 /* Every direction's put (or get) of one exchange. */
 static void transfer(struct halo *h)
 {
+    struct rma *r = h->priv;
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i], o = h->opp[d];
-        if (R.kind == PUT)
-            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, R.win);
+        if (r->kind == PUT)
+            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, r->win);
         else
-            MPI_Get(h->rbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, R.win);
+            MPI_Get(h->rbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, r->win);
     }
 }
 
@@ -155,10 +164,11 @@ static void transfer(struct halo *h)
  * target is done with the previous halo, the closing one completes this one. */
 static void fence_run(struct halo *h, long iters)
 {
+    struct rma *r = h->priv;
     for (long it = 0; it < iters; it++) {
-        MPI_Win_fence(R.a_pre, R.win);
+        MPI_Win_fence(r->a_pre, r->win);
         transfer(h);
-        MPI_Win_fence(R.a_post, R.win);
+        MPI_Win_fence(r->a_post, r->win);
     }
 }
 
@@ -166,27 +176,24 @@ static void fence_run(struct halo *h, long iters)
  * complete (mine are done); wait (theirs into my window are done). */
 static void pscw_run(struct halo *h, long iters)
 {
-    if (!R.npartners) return; /* nobody to exchange with (1 process, non-periodic) */
+    struct rma *r = h->priv;
+    if (!r->npartners) return; /* nobody to exchange with (1 process, non-periodic) */
     for (long it = 0; it < iters; it++) {
-        MPI_Win_post(R.group, 0, R.win);
-        MPI_Win_start(R.group, 0, R.win);
+        MPI_Win_post(r->group, 0, r->win);
+        MPI_Win_start(r->group, 0, r->win);
         transfer(h);
-        MPI_Win_complete(R.win);
-        MPI_Win_wait(R.win);
+        MPI_Win_complete(r->win);
+        MPI_Win_wait(r->win);
     }
 }
 
-static void active_free(struct halo *h)
-{
-    (void)h;
-    free_window();
-}
+static void active_free(struct halo *h) { free_window(h); }
 
 static void pscw_free(struct halo *h)
 {
-    (void)h;
-    MPI_Group_free(&R.group);
-    free_window();
+    struct rma *r = h->priv;
+    MPI_Group_free(&r->group);
+    free_window(h);
 }
 
 /* ---------------------------------------------------- passive target */
@@ -204,13 +211,14 @@ static const char *passive_setup(struct halo *h, enum kind kind)
     MPI_Aint n = 2 * (MPI_Aint)h->nnbr * h->count + h->nnbr; /* two sets of slots + flags */
     const char *why = make_window(h, n);
     if (why) return why;
-    R.kind = kind;
-    R.flag0 = 2 * (MPI_Aint)h->nnbr * h->count;
+    struct rma *r = h->priv;
+    r->kind = kind;
+    r->flag0 = 2 * (MPI_Aint)h->nnbr * h->count;
     for (int d = 0; d < h->nnbr; d++) {
         if (kind == PUT)
-            h->rbuf[d] = R.mem + slot(h, 0, d);
+            h->rbuf[d] = r->mem + slot(h, 0, d);
         else
-            h->sbuf[d] = R.mem + slot(h, 1, d); /* what exchange 1 exposes */
+            h->sbuf[d] = r->mem + slot(h, 1, d); /* what exchange 1 exposes */
     }
     return NULL;
 }
@@ -221,7 +229,7 @@ static const char *lock_get_setup(struct halo *h) { return passive_setup(h, GET)
 static const char *lockall_setup(struct halo *h)
 {
     const char *why = passive_setup(h, PUT);
-    if (!why) MPI_Win_lock_all(R.a_lock, R.win);
+    if (!why) MPI_Win_lock_all(((struct rma *)h->priv)->a_lock, ((struct rma *)h->priv)->win);
     return why;
 }
 
@@ -230,41 +238,43 @@ static const char *lockall_setup(struct halo *h)
  * a passive epoch that includes this process. */
 static void await(struct halo *h, int64_t n)
 {
+    struct rma *r = h->priv;
     int me = h->rank;
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i];
         int64_t v;
         do {
-            MPI_Fetch_and_op(NULL, &v, MPI_INT64_T, me, R.flag0 + d, MPI_NO_OP, R.win);
-            MPI_Win_flush(me, R.win);
+            MPI_Fetch_and_op(NULL, &v, MPI_INT64_T, me, r->flag0 + d, MPI_NO_OP, r->win);
+            MPI_Win_flush(me, r->win);
         } while (v < n);
     }
-    MPI_Win_sync(R.win);
-    if (R.kind == PUT)
-        for (int i = 0; i < h->ndirs; i++) h->rbuf[h->dirs[i]] = R.mem + slot(h, (int)(n & 1), h->dirs[i]);
+    MPI_Win_sync(r->win);
+    if (r->kind == PUT)
+        for (int i = 0; i < h->ndirs; i++) h->rbuf[h->dirs[i]] = r->mem + slot(h, (int)(n & 1), h->dirs[i]);
 }
 
 /* Per partner: lock (shared); put; flush; flag; unlock.  Then lock myself
  * and poll my flags. */
 static void lock_put_run(struct halo *h, long iters)
 {
-    MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win); /* publish local stores (--verify fill) */
-    MPI_Win_sync(R.win);
-    MPI_Win_unlock(h->rank, R.win);
+    struct rma *r = h->priv;
+    MPI_Win_lock(MPI_LOCK_SHARED, h->rank, r->a_lock, r->win); /* publish local stores (--verify fill) */
+    MPI_Win_sync(r->win);
+    MPI_Win_unlock(h->rank, r->win);
     for (long it = 0; it < iters; it++) {
-        int64_t n = ++R.epoch;
+        int64_t n = ++r->epoch;
         int par = (int)(n & 1);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i], o = h->opp[d], p = h->partner[d];
-            MPI_Win_lock(MPI_LOCK_SHARED, p, R.a_lock, R.win);
-            MPI_Put(h->sbuf[d], h->count, DBL, p, slot(h, par, o), h->count, DBL, R.win);
-            MPI_Win_flush(p, R.win);
-            MPI_Accumulate(&n, 1, MPI_INT64_T, p, R.flag0 + o, 1, MPI_INT64_T, MPI_REPLACE, R.win);
-            MPI_Win_unlock(p, R.win);
+            MPI_Win_lock(MPI_LOCK_SHARED, p, r->a_lock, r->win);
+            MPI_Put(h->sbuf[d], h->count, DBL, p, slot(h, par, o), h->count, DBL, r->win);
+            MPI_Win_flush(p, r->win);
+            MPI_Accumulate(&n, 1, MPI_INT64_T, p, r->flag0 + o, 1, MPI_INT64_T, MPI_REPLACE, r->win);
+            MPI_Win_unlock(p, r->win);
         }
-        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win);
+        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, r->a_lock, r->win);
         await(h, n);
-        MPI_Win_unlock(h->rank, R.win);
+        MPI_Win_unlock(h->rank, r->win);
     }
 }
 
@@ -275,28 +285,29 @@ static void lock_put_run(struct halo *h, long iters)
  * data is written: safe, see the top of this file. */
 static void lock_get_run(struct halo *h, long iters)
 {
+    struct rma *r = h->priv;
     for (long it = 0; it < iters; it++) {
-        int64_t n = ++R.epoch;
+        int64_t n = ++r->epoch;
         int par = (int)(n & 1);
-        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win);
-        MPI_Win_sync(R.win);
-        MPI_Win_unlock(h->rank, R.win);
+        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, r->a_lock, r->win);
+        MPI_Win_sync(r->win);
+        MPI_Win_unlock(h->rank, r->win);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i], p = h->partner[d];
-            MPI_Win_lock(MPI_LOCK_SHARED, p, R.a_lock, R.win);
-            MPI_Accumulate(&n, 1, MPI_INT64_T, p, R.flag0 + h->opp[d], 1, MPI_INT64_T, MPI_REPLACE, R.win);
-            MPI_Win_unlock(p, R.win);
+            MPI_Win_lock(MPI_LOCK_SHARED, p, r->a_lock, r->win);
+            MPI_Accumulate(&n, 1, MPI_INT64_T, p, r->flag0 + h->opp[d], 1, MPI_INT64_T, MPI_REPLACE, r->win);
+            MPI_Win_unlock(p, r->win);
         }
-        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, R.a_lock, R.win);
+        MPI_Win_lock(MPI_LOCK_SHARED, h->rank, r->a_lock, r->win);
         await(h, n);
-        MPI_Win_unlock(h->rank, R.win);
+        MPI_Win_unlock(h->rank, r->win);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i], p = h->partner[d];
-            MPI_Win_lock(MPI_LOCK_SHARED, p, R.a_lock, R.win);
-            MPI_Get(h->rbuf[d], h->count, DBL, p, slot(h, par, h->opp[d]), h->count, DBL, R.win);
-            MPI_Win_unlock(p, R.win);
+            MPI_Win_lock(MPI_LOCK_SHARED, p, r->a_lock, r->win);
+            MPI_Get(h->rbuf[d], h->count, DBL, p, slot(h, par, h->opp[d]), h->count, DBL, r->win);
+            MPI_Win_unlock(p, r->win);
         }
-        for (int d = 0; d < h->nnbr; d++) h->sbuf[d] = R.mem + slot(h, par ^ 1, d);
+        for (int d = 0; d < h->nnbr; d++) h->sbuf[d] = r->mem + slot(h, par ^ 1, d);
     }
 }
 
@@ -304,31 +315,32 @@ static void lock_get_run(struct halo *h, long iters)
  * flags; flush_all; poll my flags. */
 static void lockall_run(struct halo *h, long iters)
 {
-    MPI_Win_sync(R.win); /* publish local stores (--verify fill) */
+    struct rma *r = h->priv;
+    MPI_Win_sync(r->win); /* publish local stores (--verify fill) */
     for (long it = 0; it < iters; it++) {
-        int64_t n = ++R.epoch;
+        int64_t n = ++r->epoch;
         int par = (int)(n & 1);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, par, h->opp[d]), h->count, DBL, R.win);
+            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, par, h->opp[d]), h->count, DBL, r->win);
         }
-        MPI_Win_flush_all(R.win);
-        R.flagval = n;
+        MPI_Win_flush_all(r->win);
+        r->flagval = n;
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Accumulate(&R.flagval, 1, MPI_INT64_T, h->partner[d], R.flag0 + h->opp[d], 1, MPI_INT64_T,
-                           MPI_REPLACE, R.win);
+            MPI_Accumulate(&r->flagval, 1, MPI_INT64_T, h->partner[d], r->flag0 + h->opp[d], 1, MPI_INT64_T,
+                           MPI_REPLACE, r->win);
         }
-        MPI_Win_flush_all(R.win);
+        MPI_Win_flush_all(r->win);
         await(h, n);
     }
 }
 
 static void lockall_free(struct halo *h)
 {
-    (void)h;
-    MPI_Win_unlock_all(R.win);
-    free_window();
+    struct rma *r = h->priv;
+    MPI_Win_unlock_all(r->win);
+    free_window(h);
 }
 
 const struct halo_method halo_rma_methods[] = {
