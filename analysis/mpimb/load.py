@@ -79,11 +79,14 @@ class Run:
 
 
 MATRIX_SUFFIX = "-matrix.csv"  # a profile's communication matrix beside its results (mpimb.profile)
+ROUNDS_SUFFIX = "-rounds.csv"  # a grouped run's per-round samples beside its results (docs/results-format.md)
 
 
 def companion(p: Path) -> bool:
-    """A profile's matrix CSV (X-matrix.csv next to X.json): part of that run, not a run of its own."""
-    return p.name.endswith(MATRIX_SUFFIX) and p.with_name(p.name[: -len(MATRIX_SUFFIX)] + ".json").exists()
+    """A profile's matrix CSV or a grouped run's rounds CSV (X-matrix.csv, X-rounds.csv next to X.json):
+    part of that run, not a run of its own."""
+    return any(p.name.endswith(suffix) and p.with_name(p.name[: -len(suffix)] + ".json").exists()
+               for suffix in (MATRIX_SUFFIX, ROUNDS_SUFFIX))
 
 
 def expand(paths: list[str]) -> list[Path]:
