@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -19,6 +20,8 @@ from pathlib import Path
 
 import pytest
 from conftest import bindir, launcher, run_mpi
+from mpimb import findings, keys, load
+from mpimb.paired import paired_ratio
 
 # tiny: K = 1, a handful of rounds; MPICH busy-polls, so 2 ranks only
 SMALL = ["--count", "64", "--reps", "6", "--max-reps", "8", "--min-rep-time", "0", "--warmup", "1",
@@ -94,6 +97,22 @@ def test_rounds_file_matches_the_csv(tmp_path: Path, lib: str) -> None:
         assert all(rows[x - 1]["verified"] == "yes" and "sync=barrier" in rows[x - 1]["params"] for x in rs)
     # the one-sender tests are measured alone: in no group
     assert all(rows[x - 1]["test"] == "halo" for rs in groups.values() for x in rs)
+    # the analysis pairs the rows of a group: the methods' and the orderings' verdicts are paired ones,
+    # with the ratio of the two rows' rounds (checked here from the file) and the number of rounds
+    runs, _, _ = load.load([str(run.csv_path)])
+    d, _ = keys.prepared(runs)
+    paired_ones = 0
+    for f in findings.findings(d):
+        if f.topic in ("halo methods", "rank ordering") and "not judged" not in f.text:
+            assert re.search(r"\(paired, \d+ rounds: time \d+\.\d{3}× ", f.text), f.text
+            paired_ones += 1
+    assert paired_ones > 0
+    by_row = {int(x["row"]): [] for x in lines}
+    for x in lines:
+        by_row[int(x["row"])].append(float(x["time_s"]))
+    a, b = next(iter(groups.values()))[:2]
+    p = paired_ratio(by_row[a], by_row[b])
+    assert p.n == int(rows[a - 1]["reps"]) == int(rows[b - 1]["reps"])
 
 
 def test_group_comm_and_none(tmp_path: Path) -> None:

@@ -22,7 +22,8 @@ from .load import groups
 from .registry import PROGRAMS
 
 # The columns findings read (a narrow frame keeps the many selections below cheap).
-COLUMNS = [*MACHINE, *KEYS, "reps", "time_median_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "oversubscribed"]
+COLUMNS = [*MACHINE, *KEYS, "reps", "time_median_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "oversubscribed",
+           "file", "round_group", "rounds"]
 
 
 def usable(df: pd.DataFrame) -> pd.DataFrame:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from . import schema
+from .paired import Paired, paired_ratio
 from .render import fmt
 from .units import MBPS, US
 
@@ -37,7 +38,8 @@ OVERSUBSCRIBED = "[oversubscribed: ranks × threads > cores — figures of the O
 ORDERING_METHOD = "irecv-isend"
 MIN_REPS = schema.MIN_REPS_FOR_CI
 # The first line of the plain findings block (mpimb-report findings; the C programs print it).
-HEADER = "Findings (medians; differences called only where the 95 % CIs do not overlap):"
+HEADER = ("Findings (medians; a difference is called only outside the noise: the 95 % interval of the per-round "
+          "ratio where measured together, else the two 95 % CIs):")
 
 
 def few_reps(n: int) -> str:
@@ -68,8 +70,29 @@ def reps(a: pd.Series, b: pd.Series) -> float:
     return float(np.fmin(float(a.get("reps", math.nan)), float(b.get("reps", math.nan))))
 
 
+MARGIN = 0.01  # a paired difference smaller than 1 % is not called: rounds are not fully independent
+
+
+def paired(a: pd.Series, b: pd.Series) -> Paired | None:
+    """A against B from their rounds, where both were measured in one group of one run (else None)."""
+    ga, gb = float(a.get("round_group", math.nan)), float(b.get("round_group", math.nan))
+    if not (math.isfinite(ga) and ga == gb and a.get("file") == b.get("file")):
+        return None
+    ra, rb = a.get("rounds", ()), b.get("rounds", ())
+    if not ra or len(ra) != len(rb):
+        return None
+    return paired_ratio(np.asarray(ra, float), np.asarray(rb, float))
+
+
 def verdict(a: pd.Series, b: pd.Series) -> str:
-    """'called', 'noise', 'few' (too few repetitions) or 'unjudged' (no CI) for two rows."""
+    """'called', 'noise', 'few' (too few repetitions) or 'unjudged' (no CI) for two rows: the paired
+    per-round ratio where they were measured in one group (outside [1 - MARGIN, 1 + MARGIN] to be
+    called), otherwise whether their own 95 % CIs overlap."""
+    p = paired(a, b)
+    if p is not None:
+        if not p.judged:
+            return "few"
+        return "called" if p.lo > 1 + MARGIN or p.hi < 1 - MARGIN else "noise"
     n = reps(a, b)
     if n < MIN_REPS:
         return "few"
@@ -81,10 +104,14 @@ def verdict(a: pd.Series, b: pd.Series) -> str:
 
 
 def tail(a: pd.Series, b: pd.Series) -> str:
-    """The verdict of two rows as the words that end a finding."""
-    v = verdict(a, b)
+    """The verdict of two rows as the words that end a finding; paired ones with the time ratio and its
+    interval ("outside the noise (paired, 40 rounds: time 1.08× [1.05, 1.11])")."""
+    v, p = verdict(a, b), paired(a, b)
     if v == "few":
-        return few_reps(int(reps(a, b)))
+        return few_reps(int(reps(a, b)) if p is None else p.n)
+    if p is not None:
+        words = "outside the noise" if v == "called" else "within the noise"
+        return f"{words} (paired, {p.n} rounds: time {p.ratio:.3f}× {p.interval()})"
     return CALLED if v == "called" else NOISE if v == "noise" else UNJUDGED
 
 
@@ -147,9 +174,12 @@ def spread(what: str, best: pd.Series, worst: pd.Series, col: str, value: Callab
     v = verdict(best, worst)
     a, b = name(best, col), name(worst, col)
     st = started(best, worst, a, b)
+    p = paired(best, worst)
     if v == "called":
         return (f"{what}: {a} is the best {kind} at {value(best)}, {r:.2f}× the worst, {b} at {value(worst)} "
-                f"— {CALLED}{st}.")
+                f"— {CALLED if p is None else tail(best, worst)}{st}.")
+    if v == "noise" and p is not None:
+        return f"{what}: the {kind}s are {tail(best, worst)}; {a} {value(best)} to {b} {value(worst)}{st}."
     if v == "noise":
         return f"{what}: the {kind}s are {NOISE[:-1]}; {a} {value(best)} to {b} {value(worst)}){st}."
     return (f"{what}: best {kind} {a} at {value(best)}, worst {b} at {value(worst)}, {r:.2f}× — "

@@ -500,10 +500,38 @@ def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], l
     return runs, probs, warns
 
 
+def rounds(r: Run) -> tuple[np.ndarray, list[tuple[float, ...]]]:
+    """A grouped run's per-round samples (its rounds file, docs/results-format.md) for each of its rows:
+    (the row's group or NaN, the row's times by round).  A group whose members lack a round (a run
+    killed while writing) and a missing or unreadable file give no pairs: rows then stand alone."""
+    n = len(r.rows)
+    group = np.full(n, np.nan)
+    samples: list[tuple[float, ...]] = [()] * n
+    name = r.meta.get("rounds")
+    path = r.csv_path.with_name(str(name)) if isinstance(name, str) and "/" not in name else None
+    if path is None or not path.exists():
+        return group, samples
+    try:
+        t = pd.read_csv(path, dtype={"group": "int64", "round": "int64", "row": "int64", "time_s": "float64"})
+    except (ValueError, OSError, pd.errors.ParserError):
+        return group, samples
+    t = t[(t["row"] >= 1) & (t["row"] <= n)].sort_values(["group", "row", "round"], kind="stable")
+    per_row = t.groupby("row", sort=False)
+    counts, first = per_row["round"].count(), per_row["group"].first()
+    whole = counts.groupby(first).transform("nunique") == 1  # every member of the group has every round
+    keep = whole.index[whole.to_numpy(bool)]  # the CSV's 1-based data rows with every round
+    group[keep.to_numpy(int) - 1] = first[keep].to_numpy(float)
+    times = np.empty(n, dtype=object)
+    times[:] = samples
+    times[keep.to_numpy(int) - 1] = per_row["time_s"].agg(tuple)[keep].to_numpy()
+    return group, list(times)
+
+
 def frame(runs: list[Run]) -> pd.DataFrame:
     """All rows of runs in one frame, with derived columns: simulated, published, oversubscribed,
     library (short MPI name), start_utc and file (of the run), failed (verification failed: a result
-    shown as FAILED), na (not applicable), sent_bytes (bytes one process sends per op)."""
+    shown as FAILED), na (not applicable), sent_bytes (bytes one process sends per op), round_group and
+    rounds (a grouped run's per-round samples of the row: rounds())."""
     parts = []
     for r in runs:
         d = r.rows  # the run's own frame gains the derived columns (no copy)
@@ -514,6 +542,7 @@ def frame(runs: list[Run]) -> pd.DataFrame:
         d["start_utc"] = str(r.meta.get("start_utc") or "")
         d["file"] = rel(r.csv_path)
         d["schema"] = int(r.meta.get("schema_version", SCHEMA_VERSION))
+        d["round_group"], d["rounds"] = rounds(r)  # paired samples (mpimb.paired), where measured as a group
         parts.append(d)
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
     if not parts:

@@ -17,7 +17,8 @@ from helpers import FIXTURES, cli, cli_proc
 
 EQUAL = FIXTURES / "equal"
 OVERSUB = FIXTURES / "oversub"
-HEADER = "Findings (medians; differences called only where the 95 % CIs do not overlap):"
+HEADER = ("Findings (medians; a difference is called only outside the noise: the 95 % interval of the per-round "
+          "ratio where measured together, else the two 95 % CIs):")
 MARK = "[oversubscribed: ranks × threads > cores — figures of the OS scheduler] "
 
 
