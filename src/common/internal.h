@@ -38,6 +38,9 @@ extern struct mb_costs mb_costs;
 
 /* meta.c: gathers hosts/binding (collective) and writes the JSON (rank 0). */
 extern const char mb_suite_version[]; /* VERSION, as the Makefile passed it */
+/* the MPI library this binary was compiled for: "mpich", "openmpi", "smpi"
+ * (the JSON's mpi.built_with), and its name for people ("MPICH") */
+extern const char mb_built_with[], mb_built_with_name[];
 struct mb_meta_ranks;
 void mb_meta_gather(struct mb_run *run);
 int mb_meta_write(struct mb_run *run, int complete);

@@ -248,6 +248,58 @@ void mb_costs_rss(struct mb_run *run)
     mb_costs.rss_mean_kib = rsum / run->nprocs;
 }
 
+/* A launcher and the variables it gives each process of a multi-process
+ * job (measured here: `env` under mpiexec.openmpi, mpiexec.mpich, srun).
+ * SLURM_NTASKS is not one: the batch script has it too, where one process
+ * is what was asked for. */
+static const struct launcher {
+    const char *lib, *size_var, *rank_var, *who, *use;
+} launchers[] = {
+    {"openmpi", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "Open MPI's mpiexec", "mpiexec.openmpi"},
+    {"slurm", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "srun", "srun --mpi=TYPE of a PMI it supports (srun --mpi=list)"},
+    {"mpich", "PMI_SIZE", "PMI_RANK", "MPICH's mpiexec", "mpiexec.mpich"},
+};
+
+/* A process alone in MPI_COMM_WORLD while its launcher started several:
+ * the launcher is another MPI library's (or speaks a PMI this one does
+ * not), so every process would run alone and write a 1-process result.
+ * Returns 1 with the message (and whether this process should print it:
+ * the launcher's rank 0 alone), before any file is opened. */
+static int wrong_launcher(const struct mb_run *run, char *msg, size_t len, int *speak)
+{
+#ifdef MB_SIMULATED
+    (void)run, (void)msg, (void)len, (void)speak;
+    return 0; /* every simulated rank lives in one process */
+#else
+    if (run->nprocs != 1) return 0;
+    const struct launcher *own = NULL, *by = NULL;
+    for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
+        if (!strcmp(launchers[i].lib, mb_built_with)) own = &launchers[i];
+    if (own && getenv(own->size_var)) { /* this library's own launcher: it knows */
+        if (atol(getenv(own->size_var)) <= 1) return 0;
+        by = own;
+    }
+    for (size_t i = 0; !by && i < sizeof launchers / sizeof *launchers; i++)
+        if (getenv(launchers[i].size_var) && atol(getenv(launchers[i].size_var)) > 1) by = &launchers[i];
+    if (!by) return 0;
+    const char *n = getenv(by->size_var), *r = getenv(by->rank_var);
+    *speak = !r || atol(r) == 0;
+    if (by == own)
+        snprintf(msg, len, "%s: started by %s as %s=%s processes, but MPI_COMM_WORLD has 1: the launcher and the "
+                           "MPI library do not talk (another installation's launcher?)",
+                 run->prog->name, by->who, by->size_var, n);
+    else if (!strcmp(by->lib, "slurm"))
+        snprintf(msg, len, "%s: built for %s but started by srun (%s=%s) with no PMI %s understands: use %s%s%s",
+                 run->prog->name, mb_built_with_name, by->size_var, n, mb_built_with_name, by->use,
+                 own ? ", or " : "", own ? own->use : "");
+    else
+        snprintf(msg, len, "%s: built for %s but started by %s (%s=%s): use %s, or the %s build (make MPI=%s)",
+                 run->prog->name, mb_built_with_name, by->who, by->size_var, n,
+                 own ? own->use : "the launcher of the library it was built for", by->lib, by->lib);
+    return 1;
+#endif
+}
+
 struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
 {
     struct mb_run *run = calloc(1, sizeof *run);
@@ -264,13 +316,19 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     MPI_Comm_dup(MPI_COMM_WORLD, &run->world);
     MPI_Comm_rank(run->world, &run->rank);
     MPI_Comm_size(run->world, &run->nprocs);
+    char msg[512];
+    int speak = 1;
+    if (wrong_launcher(run, msg, sizeof msg, &speak)) { /* before any file: each process is alone */
+        if (speak) fprintf(stderr, "%s\n", msg);
+        finalize_exit(2);
+    }
     if (!err) err = mb_fault_parse(getenv("MPIMB_FAULT"));
     if (!err) err = mb_sync_fault_parse(getenv("MPIMB_CLOCK_FAULT"));
     if (err) mb_usage_error(run, "%s", err);
     if (action) {
         if (run->rank == 0) {
             if (action == 1) mb_print_help(prog);
-            if (action == 2) printf("%s (mpimb) %s\n", prog->name, mb_suite_version);
+            if (action == 2) printf("%s (mpimb) %s\nbuilt for %s (%s)\n", prog->name, mb_suite_version, mb_built_with_name, mb_built_with);
             if (action == 3 && prog->list) prog->list();
         }
         finalize_exit(0);
