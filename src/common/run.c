@@ -4,6 +4,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,15 @@ static int no_room(const char *path)
     return statvfs(dir, &v) == 0 && (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20);
 }
 
+void mb_meta_path(const char *csv, char *json, size_t len)
+{
+    size_t l = strlen(csv);
+    if (l > 4 && !strcmp(csv + l - 4, ".csv"))
+        snprintf(json, len, "%.*s.json", (int)(l - 4), csv);
+    else
+        snprintf(json, len, "%s.json", csv);
+}
+
 /* Rank 0: chooses the CSV/JSON paths and creates both files.  Returns 0, or
  * the exit code of the failure described in err (see write_failure). */
 int mb_open_outputs(struct mb_run *run, char *err, size_t len)
@@ -129,14 +139,19 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
     int made = 0, code = 0;
     mb_utc_now(stamp, sizeof stamp, 1);
     int is_dir = o && stat(o, &st) == 0 && S_ISDIR(st.st_mode);
-    if (is_dir) snprintf(dir, sizeof dir, "%s", o);
+    /* -o DIR/ names a directory, created like results/ when it is missing */
+    int wants_dir = o && !is_dir && o[strlen(o) - 1] == '/';
+    if (is_dir || wants_dir) {
+        snprintf(dir, sizeof dir, "%s", o);
+        for (size_t e = strlen(dir); e > 1 && dir[e - 1] == '/'; e--) dir[e - 1] = 0;
+    }
     size_t n = strlen(dir) + strlen(run->label) + 128;
     run->csv_path = malloc(n);
-    if (o && !is_dir) {
+    if (o && !is_dir && !wants_dir) {
         free(run->csv_path);
         run->csv_path = strdup(o);
     } else {
-        if (!o) {
+        if (!o || wants_dir) {
             made = mkdir(dir, 0777) == 0;
             if (!made && errno != EEXIST) {
                 int e = errno;
@@ -153,10 +168,7 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
     }
     size_t l = strlen(run->csv_path);
     run->json_path = malloc(l + 8);
-    if (l > 4 && !strcmp(run->csv_path + l - 4, ".csv"))
-        snprintf(run->json_path, l + 8, "%.*s.json", (int)(l - 4), run->csv_path);
-    else
-        snprintf(run->json_path, l + 8, "%s.json", run->csv_path);
+    mb_meta_path(run->csv_path, run->json_path, l + 8);
     run->csv = fopen(run->csv_path, "w");
     if (!run->csv) {
         int e = errno;
@@ -398,6 +410,14 @@ void mb_na(struct mb_run *run, struct mb_row *row, const char *fmt, ...)
     vsnprintf(row->stop_reason + n, sizeof row->stop_reason - (size_t)n, fmt, ap);
     va_end(ap);
     row->na = 1;
+}
+
+int mb_int_count(struct mb_run *run, struct mb_row *row, long long bytes, size_t elem)
+{
+    long long n = elem ? bytes / (long long)elem : bytes;
+    if (bytes >= 0 && n <= INT_MAX) return (int)n;
+    mb_na(run, row, "%lld B is %lld elements, more than the int count of an MPI call (%d)", bytes, n, INT_MAX);
+    return -1;
 }
 
 void mb_end(struct mb_run *run, struct mb_row *row)
