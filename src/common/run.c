@@ -397,6 +397,7 @@ void mb_begin(struct mb_run *run, struct mb_row *row)
     char desc[200];
     mb_row_desc(run, row, desc, sizeof desc);
     mb_binding_warn(run); /* once, when measuring starts (never before a usage error) */
+    mb_raw_discard();     /* samples of a test that never ended belong to no row */
     run->test_t0 = MPI_Wtime();
     mb_watchdog_arm(run->opts.timeout, desc);
 }
@@ -498,6 +499,7 @@ int mb_finish(struct mb_run *run)
     if (run->rank == 0 && !(run->prog->flags & MB_NOT_TIMED) && run->nrows > 0)
         mb_findings_after(run->prog->name, run->csv_path);
     mb_meta_release();
+    mb_raw_release();
     free(run->rows);
     free(run->extra_meta);
     free(run->cmdline_json);
