@@ -90,10 +90,11 @@ static const char *store(const struct mb_option *op, const char *arg)
         return NULL;
     case MB_OPT_INT:
         if (mb_parse_long(arg, op->min, op->max, &v)) {
-            if (!mb_parse_long(arg, op->min, LLONG_MAX, &v)) /* a number, above the limit: say the limit */
-                return fail("--%s must be at most %lld, got '%s'", op->name, op->max, arg);
-            if (op->min == 1 && op->max >= 1000000)
+            if (op->min == 1 && op->max >= 1000000) {
+                if (!mb_parse_long(arg, op->min, LLONG_MAX, &v)) /* a number, above the limit: say the limit */
+                    return fail("--%s must be at most %lld, got '%s'", op->name, op->max, arg);
                 return fail("--%s must be a positive integer, got '%s'", op->name, arg);
+            }
             return fail("--%s must be an integer from %lld to %lld, got '%s'", op->name, op->min, op->max, arg);
         }
         *(long *)op->dest = (long)v;
