@@ -264,6 +264,7 @@ void mb_costs_rss(struct mb_run *run)
  * job (measured here: `env` under mpiexec.openmpi, mpiexec.mpich, srun).
  * SLURM_NTASKS is not one: the batch script has it too, where one process
  * is what was asked for. */
+#ifndef MB_SIMULATED
 static const struct launcher {
     const char *lib, *size_var, *rank_var, *who, *use;
 } launchers[] = {
@@ -271,6 +272,7 @@ static const struct launcher {
     {"slurm", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "srun", "srun --mpi=TYPE of a PMI it supports (srun --mpi=list)"},
     {"mpich", "PMI_SIZE", "PMI_RANK", "MPICH's mpiexec", "mpiexec.mpich"},
 };
+#endif
 
 /* A process alone in MPI_COMM_WORLD while its launcher started several:
  * the launcher is another MPI library's (or speaks a PMI this one does
