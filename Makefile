@@ -1,22 +1,34 @@
 # mpimb — build the programs into the repository root.
 #
-#   make                      build with $(MPICC) (default mpicc)
+#   make                      build with $(MPICC) (default mpicc) into build/<its library>/
 #   make MPI=mpich|openmpi    shortcut for MPICC=mpicc.mpich / mpicc.openmpi
 #   make MPI=smpi             SimGrid's simulated MPI (binaries in build/smpi/bin)
 #   make simulate             halocompare on 1024 simulated ranks (torus-bgl); see docs/simulate.md
 #   make SAN=asan|tsan        sanitizer build (binaries in build/<mpi>-<san>/bin)
 #   make run                  install what is missing, build, run halocompare -n 4
 #   make test                 install what is missing, build every variant, run all tests
-#   make install PREFIX=DIR   programs, mpimb-report, Slurm scripts, data under DIR (docs/install.md)
+#   make install PREFIX=DIR   programs, mpimb-report, Slurm scripts, data under DIR (docs/install.md):
+#                             the build the root binaries are copies of, or MPI=...'s
 #   make uninstall PREFIX=DIR remove exactly what install wrote
 #   make dist                 mpimb-<version>.tar.gz, buildable without git
 #
-# Objects go to build/<config>/ so builds against different MPI libraries
-# never mix; the root binaries are copies of the last default-config build.
+# Each MPI library has its own build, build/<library>/ (mpich, openmpi, ...:
+# what $(MPICC)'s mpi.h says it is), which no other build touches; the root
+# binaries (./halocompare ...) are copies of the last plain build's, and
+# make says whose (build/root.mk records it, for make install).
 #
 # CC (on the command line, when MPICC is not given), MPICC, CPPFLAGS, CFLAGS,
 # LDFLAGS and LDLIBS follow the GNU conventions: yours come after what the
 # build needs (NEEDED_*), so they add to it and never remove it.
+
+# make install without MPI=, MPICC= or CC=: the build the root binaries are
+# copies of (the MPI= or MPICC= that made them), else the default one.
+ROOT_RECORD := build/root.mk
+ifneq ($(filter install,$(MAKECMDGOALS)),)
+  ifeq ($(MPI)-$(origin MPICC)-$(filter command,$(origin CC)),-undefined-)
+    -include $(ROOT_RECORD)
+  endif
+endif
 
 ifeq ($(MPI),mpich)
   MPICC := mpicc.mpich
@@ -34,13 +46,25 @@ ifeq ($(origin CC)-$(origin MPICC),command line-undefined)
 endif
 MPICC ?= mpicc
 
-CONFIG  := $(or $(MPI),default)$(if $(SAN),-$(SAN))
+# The library $(MPICC) compiles for, from the macros its mpi.h defines (the
+# programs say the same in --version and the JSON's mpi.built_with);
+# "unknown" where there is no mpi.h to read (no such compiler: check-mpicc says so).
+ifneq ($(MPI),)
+  MPI_LIB := $(MPI)
+else
+  MPI_LIB := $(or $(shell printf '\043include <mpi.h>\n' | $(MPICC) -E -dM -x c - 2>/dev/null | \
+               awk '/^.define I_MPI_VERSION /{i=1} /^.define MVAPICH2_VERSION /{v=1} /^.define OPEN_MPI /{o=1} \
+                    /^.define MPICH_VERSION /{m=1} END{print i?"intelmpi":v?"mvapich2":o?"openmpi":m?"mpich":""}'),unknown)
+endif
+lib_name = $(or $(word 2,$(subst :, ,$(filter $(1):%,mpich:MPICH openmpi:Open_MPI smpi:SimGrid_SMPI \
+                  intelmpi:Intel_MPI mvapich2:MVAPICH2))),$(1))
+MPI_NAME := $(subst _, ,$(call lib_name,$(MPI_LIB)))
+
+CONFIG  := $(MPI_LIB)$(if $(SAN),-$(SAN))
 BUILD   ?= build/$(CONFIG)
 # Plain builds land in the repository root; variants keep their own bin/.
-ifeq ($(CONFIG),default)
+ifeq ($(MPI_LIB)$(SAN),$(filter-out smpi,$(MPI_LIB)))
   BINDIR ?= .
-else ifeq ($(MPI)$(SAN),$(MPI))
-  BINDIR ?= $(if $(filter smpi,$(MPI)),$(BUILD)/bin,.)
 else
   BINDIR ?= $(BUILD)/bin
 endif
@@ -92,7 +116,7 @@ BUILDINFO := -DMB_VERSION=$(call cstring,$(VERSION)) -DMB_GIT_COMMIT=$(call cstr
              -DMB_CC=$(call cstring,$(MPICC)) \
              -DMB_CFLAGS=$(call cstring,$(strip $(NEEDED_CPPFLAGS) $(CPPFLAGS) $(NEEDED_CFLAGS) $(CFLAGS)))
 
-.PHONY: all run test test-builds unit deps venv clean distclean lint check-mpicc simulate install uninstall dist
+.PHONY: all run test test-builds unit deps venv clean distclean lint check-mpicc simulate install uninstall dist root-note
 .DEFAULT_GOAL := all
 
 all: $(PROGRAMS:%=$(BINDIR)/%)
@@ -123,9 +147,28 @@ $(BUILD)/buildinfo: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(subst ','\'',$(BUILDINFO))' | cmp -s - $@ || printf '%s\n' '$(subst ','\'',$(BUILDINFO))' > $@
 
-$(BUILD)/obj/%.o: src/%.c | check-mpicc
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/compiler | check-mpicc
 	@mkdir -p $(@D)
 	$(COMPILE) -MMD -MP -c -o $@ $<
+
+# The compiler a build's objects come from: another installation of the same
+# library (MPICC=/other/mpicc) rebuilds them rather than mixing with them.
+MPICC_PATH := $(realpath $(shell command -v $(firstword $(MPICC)) 2>/dev/null))
+$(BUILD)/compiler: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(subst ','\'',$(MPICC_PATH) $(wordlist 2,999,$(MPICC)))' | cmp -s - $@ || \
+	    printf '%s\n' '$(subst ','\'',$(MPICC_PATH) $(wordlist 2,999,$(MPICC)))' > $@
+
+# The root binaries: say whose they are now, and record it for make install.
+ifeq ($(BINDIR),.)
+all: root-note
+root-note: $(PROGRAMS:%=./%) $(if $(filter smpi,$(MPI_LIB)),,./libmpimb-prof.so)
+	@mkdir -p $(dir $(ROOT_RECORD))
+	@{ echo '# written by make: the build the root binaries are copies of (make install installs it)'; \
+	   $(if $(MPI),echo 'MPI := $(MPI)';,echo 'MPICC := $(subst ','\'',$(subst $$,$$$$,$(MPICC)))';) \
+	   echo 'BUILD := $(BUILD)'; } > $(ROOT_RECORD)
+	@echo "make: $(PROGRAMS:%=./%) are now the $(MPI_NAME) build ($(BUILD)/bin)"
+endif
 
 # ---------------------------------------------------------------- profiler
 # libmpimb-prof.so (src/profile, docs/profile.md): the PMPI interposition
@@ -138,7 +181,7 @@ PROF_OBJ := $(patsubst src/%.c,$(BUILD)/pic/%.o,$(wildcard src/profile/*.c) $(CO
 ifneq ($(MPI),smpi)
 all: $(PROF_LIB) $(if $(filter .,$(BINDIR)),./libmpimb-prof.so)
 endif
-$(BUILD)/pic/%.o: src/%.c | check-mpicc
+$(BUILD)/pic/%.o: src/%.c $(BUILD)/compiler | check-mpicc
 	@mkdir -p $(@D)
 	$(COMPILE) -fPIC -fvisibility=hidden -I$(BUILD)/pic/profile -MMD -MP -c -o $@ $<
 $(BUILD)/pic/common/meta.o: NEEDED_CPPFLAGS += $(BUILDINFO)
@@ -166,7 +209,9 @@ unit: $(UNIT_BIN)
 # ---------------------------------------------------------------- install, dist
 # GNU conventions (docs/install.md): PREFIX (or prefix), bindir, libdir,
 # datadir, docdir one by one, DESTDIR for staging.  What is installed is the
-# build of this configuration (MPI=, SAN=, BINDIR=), plus mpimb-report in its
+# build of one library, $(BUILD)/bin: MPI='s (or MPICC='s, SAN='s), by default
+# the one the root binaries are copies of (build/root.mk); never the root
+# copies themselves, which a later make may have replaced.  Plus mpimb-report in its
 # own virtual environment under $(libdir)/mpimb/venv (REPORT=no: without it;
 # PIP_ARGS for an offline wheel directory).  make uninstall removes what the
 # install manifest ($(datadir)/mpimb/install-manifest) lists.
@@ -180,13 +225,13 @@ datadir     ?= $(datarootdir)
 docdir      ?= $(datarootdir)/doc/mpimb
 PYTHON      ?= python3
 REPORT      ?= yes
-INSTALL_PROF_LIB := $(if $(filter .,$(BINDIR)),libmpimb-prof.so,$(PROF_LIB))
 INSTALL_DIRS = --destdir '$(DESTDIR)' --prefix '$(prefix)' --bindir '$(bindir)' --libdir '$(libdir)' \
                --datadir '$(datadir)' --docdir '$(docdir)'
 
-install: all
-	@scripts/install-tree install $(INSTALL_DIRS) --programs '$(PROGRAMS:%=$(BINDIR)/%)' \
-	    --prof-lib '$(INSTALL_PROF_LIB)' --python '$(PYTHON)' --report '$(REPORT)' --pip-args '$(PIP_ARGS)'
+install: $(PROGRAMS:%=$(BUILD)/bin/%) $(if $(filter smpi,$(MPI_LIB)),,$(PROF_LIB))
+	@scripts/install-tree install $(INSTALL_DIRS) --programs '$(PROGRAMS:%=$(BUILD)/bin/%)' \
+	    --prof-lib '$(PROF_LIB)' --python '$(PYTHON)' --report '$(REPORT)' --pip-args '$(PIP_ARGS)' \
+	    --built-for '$(MPI_NAME) build in $(BUILD)/bin'
 
 uninstall:
 	@scripts/install-tree uninstall $(INSTALL_DIRS)

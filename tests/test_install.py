@@ -163,7 +163,8 @@ def test_dist_tarball_builds_and_installs_without_git(clone: tuple[Path, str], t
     sh(["make", "-j2", "install", f"PREFIX={prefix}", "REPORT=no"], tree_dir, timeout=1200)
     assert not (prefix / "bin" / "mpimb-report").exists()
     v = sh([str(prefix / "bin" / "pingpong"), "--version"], tmp_path)
-    assert v.stdout.strip() == f"pingpong (mpimb) {VERSION}"
+    assert v.stdout.splitlines()[0] == f"pingpong (mpimb) {VERSION}"
+    assert v.stdout.splitlines()[1] == "built for Open MPI (openmpi)"  # the build make install chose
     sh([*launcher("openmpi", 2), str(prefix / "bin" / "pingpong"), "--quick", "--tests", "latency", "-m", "8:8",
         "-o", "pp.csv"], tmp_path, timeout=300)
     meta = json.loads((tmp_path / "pp.json").read_text())

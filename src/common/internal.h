@@ -24,9 +24,14 @@ void mb_costs_rss(struct mb_run *run);        /* peak RSS into mb_costs; collect
 void mb_csv_header(FILE *f);
 void mb_csv_row(const struct mb_run *run, const struct mb_row *row);
 /* raw.c: --raw FILE, every repetition's time on every rank (long format).
- * mb_raw_write is collective over k->comm; world rank 0 writes. */
+ * mb_raw_write is collective over k->comm; world rank 0 keeps the lines
+ * until mb_raw_flush writes them, right after their row reached the CSV
+ * (mb_end); mb_raw_discard drops those of a test that never ended. */
 int mb_raw_open(struct mb_run *run, char *err, size_t len);
 void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, const double *mine, long n);
+int mb_raw_flush(struct mb_run *run); /* 0, or -1 (errno) */
+void mb_raw_discard(void);
+void mb_raw_release(void);
 
 /* The suite's own costs, reduced over ranks (seconds, KiB): MPI_Init, the
  * harness's set-up (topology, metadata, files), and peak memory per rank. */
@@ -38,6 +43,9 @@ extern struct mb_costs mb_costs;
 
 /* meta.c: gathers hosts/binding (collective) and writes the JSON (rank 0). */
 extern const char mb_suite_version[]; /* VERSION, as the Makefile passed it */
+/* the MPI library this binary was compiled for: "mpich", "openmpi", "smpi"
+ * (the JSON's mpi.built_with), and its name for people ("MPICH") */
+extern const char mb_built_with[], mb_built_with_name[];
 struct mb_meta_ranks;
 void mb_meta_gather(struct mb_run *run);
 int mb_meta_write(struct mb_run *run, int complete);

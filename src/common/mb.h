@@ -310,9 +310,17 @@ long mb_pattern_check_doubles(const double *buf, size_t n, uint32_t sender, uint
 void mb_pattern_fill_bytes(void *buf, size_t n, uint32_t sender, uint32_t tag, uint32_t iter);
 long mb_pattern_check_bytes(const void *buf, size_t n, uint32_t sender, uint32_t tag, uint32_t iter);
 
+/* The largest message any size option describes: 1 GiB (-m, and each
+ * program's own size options).  Sizes are carried as size_t / long long
+ * everywhere; an MPI call that takes an int count checks with mb_int_count. */
+#define MB_MSG_MAX ((size_t)1 << 30)
+/* The int count of bytes / elem elements for an MPI call, or -1 after
+ * marking row n/a (above INT_MAX elements: the call cannot describe it). */
+int mb_int_count(struct mb_run *run, struct mb_row *row, long long bytes, size_t elem);
+
 /* Option value parsers (exposed for unit tests); 0 on success. */
 int mb_parse_long(const char *s, long long min, long long max, long long *out);
-int mb_parse_size(const char *s, size_t *out); /* "4K", "1M", "512" */
+int mb_parse_size(const char *s, size_t *out); /* "4K", "1M", "512", "2G", at most "1T" */
 int mb_parse_double(const char *s, double *out);
 int mb_parse_range(const char *s, size_t *lo, size_t *hi); /* "MIN:MAX" */
 int mb_choice_index(const char *choices, const char *word, size_t wlen);

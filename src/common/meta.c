@@ -41,6 +41,22 @@ struct mb_costs mb_costs; /* filled by run.c */
 
 const char mb_suite_version[] = MB_VERSION;
 
+/* The MPI library this binary was compiled for, from the macros its mpi.h
+ * defines (the Makefile names build/<library>/ the same way). */
+#if defined(MB_SIMULATED)
+const char mb_built_with[] = "smpi", mb_built_with_name[] = "SimGrid SMPI";
+#elif defined(I_MPI_VERSION)
+const char mb_built_with[] = "intelmpi", mb_built_with_name[] = "Intel MPI";
+#elif defined(MVAPICH2_VERSION)
+const char mb_built_with[] = "mvapich2", mb_built_with_name[] = "MVAPICH2";
+#elif defined(OPEN_MPI)
+const char mb_built_with[] = "openmpi", mb_built_with_name[] = "Open MPI";
+#elif defined(MPICH_VERSION)
+const char mb_built_with[] = "mpich", mb_built_with_name[] = "MPICH";
+#else
+const char mb_built_with[] = "unknown", mb_built_with_name[] = "an unknown MPI";
+#endif
+
 extern char **environ;
 
 void mb_utc_now(char *buf, size_t len, int compact)
@@ -340,7 +356,8 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     }
     fputs("  \"csv\": ", f);
     jstr(f, strrchr(run->csv_path, '/') ? strrchr(run->csv_path, '/') + 1 : run->csv_path);
-    fprintf(f, ",\n  \"rows\": %d,\n  \"mpi\": {\n    \"library_version\": ", run->nrows);
+    fprintf(f, ",\n  \"rows\": %d,\n  \"mpi\": {\n    \"built_with\": \"%s\",\n    \"library_version\": ",
+            run->nrows, mb_built_with);
     jstr(f, M.lib);
     fprintf(f, ",\n    \"standard_version\": \"%d.%d\",\n    \"thread_level_requested\": \"%s\",\n"
                "    \"thread_level_provided\": \"%s\"\n  },\n",

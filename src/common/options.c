@@ -4,10 +4,12 @@
 #include "options.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static struct mb_opts O;
 static int want_help, want_version, want_list;
@@ -88,8 +90,11 @@ static const char *store(const struct mb_option *op, const char *arg)
         return NULL;
     case MB_OPT_INT:
         if (mb_parse_long(arg, op->min, op->max, &v)) {
-            if (op->min == 1 && op->max >= 1000000)
+            if (op->min == 1 && op->max >= 1000000) {
+                if (!mb_parse_long(arg, op->min, LLONG_MAX, &v)) /* a number, above the limit: say the limit */
+                    return fail("--%s must be at most %lld, got '%s'", op->name, op->max, arg);
                 return fail("--%s must be a positive integer, got '%s'", op->name, arg);
+            }
             return fail("--%s must be an integer from %lld to %lld, got '%s'", op->name, op->min, op->max, arg);
         }
         *(long *)op->dest = (long)v;
@@ -136,11 +141,21 @@ static const char *store(const struct mb_option *op, const char *arg)
         *(unsigned long *)op->dest = mask;
         return NULL;
     }
-    case MB_OPT_RANGE:
-        if (mb_parse_range(arg, &((size_t *)op->dest)[0], &((size_t *)op->dest)[1]))
-            return fail("--%s must be MIN:MAX in bytes with MIN <= MAX (K/M/G suffixes allowed), got '%s'",
-                        op->name, arg);
+    case MB_OPT_RANGE: {
+        size_t lo, hi;
+        const char *colon = strchr(arg, ':');
+        char first[64];
+        snprintf(first, sizeof first, "%.*s", colon ? (int)(colon - arg) : 0, arg);
+        if (!colon || mb_parse_size(first, &lo) || mb_parse_size(colon + 1, &hi))
+            return fail("--%s must be MIN:MAX in bytes (K/M/G/T suffixes allowed), got '%s'", op->name, arg);
+        if (lo > MB_MSG_MAX || hi > MB_MSG_MAX) /* the one limit of every message size */
+            return fail("--%s: messages are at most 1G bytes (%llu), got '%s'", op->name,
+                        (unsigned long long)MB_MSG_MAX, arg);
+        if (lo > hi) return fail("--%s must be MIN:MAX in bytes with MIN <= MAX, got '%s'", op->name, arg);
+        ((size_t *)op->dest)[0] = lo;
+        ((size_t *)op->dest)[1] = hi;
         return NULL;
+    }
     }
     return NULL;
 }
@@ -176,6 +191,53 @@ const char *mb_check_label(const char *what, const char *l)
         if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '.' ||
               *p == '_' || *p == '-'))
             return fail("%s may contain only letters, digits, '.', '_' and '-', got '%s'", what, l);
+    return NULL;
+}
+
+/* Where an output path lands: the real path of its directory and its name
+ * (the directory need not exist yet: then as written). */
+static void resolved(const char *path, char *out, size_t len)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    snprintf(out, len, "%s/%s", realpath(dir, real) ? real : dir, base);
+}
+
+static int same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
+    struct stat sa, sb;
+    resolved(a, ra, sizeof ra);
+    resolved(b, rb, sizeof rb);
+    if (!strcmp(ra, rb)) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Every output of the run is a file of its own: -o's CSV, its metadata
+ * (and the metadata's temporary names) and --raw's samples.  Decided here,
+ * before MPI starts, so a collision leaves nothing behind. */
+static const char *distinct_outputs(const struct mb_opts *o)
+{
+    if (!o->raw) return NULL;
+    struct stat st;
+    if (!o->output || (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode)) || o->output[strlen(o->output) - 1] == '/')
+        return NULL; /* a directory: the CSV's name is new (program, label, time), so no --raw is it */
+    char paths[4][PATH_MAX + 16];
+    static const char *const what[4] = {"the CSV", "the metadata", "a temporary file of the metadata",
+                                         "a temporary file of the metadata"};
+    snprintf(paths[0], sizeof paths[0], "%s", o->output);
+    mb_meta_path(o->output, paths[1], PATH_MAX);
+    if (snprintf(paths[2], sizeof paths[2], "%s.tmp", paths[1]) < 0 ||
+        snprintf(paths[3], sizeof paths[3], "%s.term", paths[1]) < 0)
+        return NULL;
+    for (int i = 0; i < 4; i++)
+        if (same_file(o->raw, paths[i]))
+            return fail("--raw '%s' is %s of -o '%s' ('%s'): give each output its own file", o->raw, what[i],
+                        o->output, paths[i]);
     return NULL;
 }
 
@@ -272,6 +334,7 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
             O.size_max = O.quick && prog->quick_size_max ? prog->quick_size_max : prog->size_max;
         }
     }
+    if ((err = distinct_outputs(&O))) return err;
     if (prog->validate && (err = prog->validate())) return fail("%s", err);
     *out = O;
     return NULL;

@@ -14,4 +14,6 @@ const char *mb_check_label(const char *what, const char *l);
  * for sizes, list words in the option's order, "1"/"0" for flags); -1 if
  * prog has no such option. */
 int mb_option_format(const struct mb_program *prog, const char *name, char *buf, size_t len);
+/* The metadata's path for a CSV path: a.csv -> a.json, a -> a.json, a.dat -> a.dat.json. */
+void mb_meta_path(const char *csv, char *json, size_t len);
 #endif

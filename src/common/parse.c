@@ -30,6 +30,7 @@ int mb_parse_size(const char *s, size_t *out)
         case 'k': case 'K': shift = 10; break;
         case 'm': case 'M': shift = 20; break;
         case 'g': case 'G': shift = 30; break;
+        case 't': case 'T': shift = 40; break;
         default: return -1;
         }
         if (end[1] && !((end[1] == 'B' || end[1] == 'b') && !end[2])) return -1;

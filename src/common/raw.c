@@ -1,7 +1,13 @@
 /* --raw FILE: every repetition's time on every rank, one line each, for
  * distribution plots.  Long format; (run_id, row) joins a line to its CSV
  * row (row = the 1-based data row of the CSV).  The columns are defined in
- * analysis/mpimb/schema/raw.schema.json. */
+ * analysis/mpimb/schema/raw.schema.json.
+ *
+ * A row's samples reach the file only after the row reaches the CSV: the
+ * timing loop hands them over (mb_raw_write) before the program ends the
+ * test, so rank 0 keeps them here until mb_end has written and flushed the
+ * row (mb_raw_flush, from term.c's update).  Whenever the job dies, the raw
+ * file holds no row the CSV lacks. */
 #include "internal.h"
 
 #include <errno.h>
@@ -9,6 +15,37 @@
 #include <string.h>
 
 static const char *const raw_columns = "run_id,row,test,method,comm,bytes,rep,rank,seconds";
+
+static char *pending; /* rank 0: the lines of the row not yet ended */
+static size_t pending_len, pending_cap;
+
+static void keep(const char *s, size_t n)
+{
+    if (pending_len + n > pending_cap) {
+        pending_cap = 2 * (pending_len + n) + 4096;
+        pending = realloc(pending, pending_cap);
+    }
+    memcpy(pending + pending_len, s, n);
+    pending_len += n;
+}
+
+void mb_raw_discard(void) { pending_len = 0; }
+
+int mb_raw_flush(struct mb_run *run)
+{
+    int rc = 0;
+    if (run->raw && pending_len) rc = fwrite(pending, 1, pending_len, run->raw) != pending_len;
+    if (run->raw) rc |= fflush(run->raw) != 0;
+    pending_len = 0;
+    return rc ? -1 : 0;
+}
+
+void mb_raw_release(void)
+{
+    free(pending);
+    pending = NULL;
+    pending_len = pending_cap = 0;
+}
 
 int mb_raw_open(struct mb_run *run, char *err, size_t len)
 {
@@ -42,15 +79,16 @@ void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb
     if (me == root) all = malloc((size_t)size * w * sizeof *all);
     MPI_Gather(rec, (int)w, MPI_DOUBLE, all, (int)w, MPI_DOUBLE, root, k->comm);
     if (me == root && run->raw) {
-        char bytes[32] = "";
+        char bytes[32] = "", line[512];
         if (row->bytes >= 0) snprintf(bytes, sizeof bytes, "%lld", row->bytes);
         for (int r = 0; r < size; r++) {
             const double *x = all + (size_t)r * w;
-            for (long i = 0; i < n && !x[1]; i++)
-                fprintf(run->raw, "%s,%d,%s,%s,%s,%s,%ld,%d,%.9g\n", run->run_id, run->nrows + 1, row->test,
-                        row->method, row->comm, bytes, i, (int)x[0], x[2 + i]);
+            for (long i = 0; i < n && !x[1]; i++) {
+                int l = snprintf(line, sizeof line, "%s,%d,%s,%s,%s,%s,%ld,%d,%.9g\n", run->run_id, run->nrows + 1,
+                                 row->test, row->method, row->comm, bytes, i, (int)x[0], x[2 + i]);
+                if (l > 0) keep(line, (size_t)l < sizeof line ? (size_t)l : sizeof line - 1);
+            }
         }
-        fflush(run->raw);
     }
     free(rec);
     free(all);

@@ -4,6 +4,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,15 @@ static int no_room(const char *path)
     return statvfs(dir, &v) == 0 && (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20);
 }
 
+void mb_meta_path(const char *csv, char *json, size_t len)
+{
+    size_t l = strlen(csv);
+    if (l > 4 && !strcmp(csv + l - 4, ".csv"))
+        snprintf(json, len, "%.*s.json", (int)(l - 4), csv);
+    else
+        snprintf(json, len, "%s.json", csv);
+}
+
 /* Rank 0: chooses the CSV/JSON paths and creates both files.  Returns 0, or
  * the exit code of the failure described in err (see write_failure). */
 int mb_open_outputs(struct mb_run *run, char *err, size_t len)
@@ -129,14 +139,19 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
     int made = 0, code = 0;
     mb_utc_now(stamp, sizeof stamp, 1);
     int is_dir = o && stat(o, &st) == 0 && S_ISDIR(st.st_mode);
-    if (is_dir) snprintf(dir, sizeof dir, "%s", o);
+    /* -o DIR/ names a directory, created like results/ when it is missing */
+    int wants_dir = o && !is_dir && o[strlen(o) - 1] == '/';
+    if (is_dir || wants_dir) {
+        snprintf(dir, sizeof dir, "%s", o);
+        for (size_t e = strlen(dir); e > 1 && dir[e - 1] == '/'; e--) dir[e - 1] = 0;
+    }
     size_t n = strlen(dir) + strlen(run->label) + 128;
     run->csv_path = malloc(n);
-    if (o && !is_dir) {
+    if (o && !is_dir && !wants_dir) {
         free(run->csv_path);
         run->csv_path = strdup(o);
     } else {
-        if (!o) {
+        if (!o || wants_dir) {
             made = mkdir(dir, 0777) == 0;
             if (!made && errno != EEXIST) {
                 int e = errno;
@@ -153,10 +168,7 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
     }
     size_t l = strlen(run->csv_path);
     run->json_path = malloc(l + 8);
-    if (l > 4 && !strcmp(run->csv_path + l - 4, ".csv"))
-        snprintf(run->json_path, l + 8, "%.*s.json", (int)(l - 4), run->csv_path);
-    else
-        snprintf(run->json_path, l + 8, "%s.json", run->csv_path);
+    mb_meta_path(run->csv_path, run->json_path, l + 8);
     run->csv = fopen(run->csv_path, "w");
     if (!run->csv) {
         int e = errno;
@@ -248,6 +260,60 @@ void mb_costs_rss(struct mb_run *run)
     mb_costs.rss_mean_kib = rsum / run->nprocs;
 }
 
+/* A launcher and the variables it gives each process of a multi-process
+ * job (measured here: `env` under mpiexec.openmpi, mpiexec.mpich, srun).
+ * SLURM_NTASKS is not one: the batch script has it too, where one process
+ * is what was asked for. */
+#ifndef MB_SIMULATED
+static const struct launcher {
+    const char *lib, *size_var, *rank_var, *who, *use;
+} launchers[] = {
+    {"openmpi", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "Open MPI's mpiexec", "mpiexec.openmpi"},
+    {"slurm", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "srun", "srun --mpi=TYPE of a PMI it supports (srun --mpi=list)"},
+    {"mpich", "PMI_SIZE", "PMI_RANK", "MPICH's mpiexec", "mpiexec.mpich"},
+};
+#endif
+
+/* A process alone in MPI_COMM_WORLD while its launcher started several:
+ * the launcher is another MPI library's (or speaks a PMI this one does
+ * not), so every process would run alone and write a 1-process result.
+ * Returns 1 with the message (and whether this process should print it:
+ * the launcher's rank 0 alone), before any file is opened. */
+static int wrong_launcher(const struct mb_run *run, char *msg, size_t len, int *speak)
+{
+#ifdef MB_SIMULATED
+    (void)run, (void)msg, (void)len, (void)speak;
+    return 0; /* every simulated rank lives in one process */
+#else
+    if (run->nprocs != 1) return 0;
+    const struct launcher *own = NULL, *by = NULL;
+    for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
+        if (!strcmp(launchers[i].lib, mb_built_with)) own = &launchers[i];
+    if (own && getenv(own->size_var)) { /* this library's own launcher: it knows */
+        if (atol(getenv(own->size_var)) <= 1) return 0;
+        by = own;
+    }
+    for (size_t i = 0; !by && i < sizeof launchers / sizeof *launchers; i++)
+        if (getenv(launchers[i].size_var) && atol(getenv(launchers[i].size_var)) > 1) by = &launchers[i];
+    if (!by) return 0;
+    const char *n = getenv(by->size_var), *r = getenv(by->rank_var);
+    *speak = !r || atol(r) == 0;
+    if (by == own)
+        snprintf(msg, len, "%s: started by %s as %s=%s processes, but MPI_COMM_WORLD has 1: the launcher and the "
+                           "MPI library do not talk (another installation's launcher?)",
+                 run->prog->name, by->who, by->size_var, n);
+    else if (!strcmp(by->lib, "slurm"))
+        snprintf(msg, len, "%s: built for %s but started by srun (%s=%s) with no PMI %s understands: use %s%s%s",
+                 run->prog->name, mb_built_with_name, by->size_var, n, mb_built_with_name, by->use,
+                 own ? ", or " : "", own ? own->use : "");
+    else
+        snprintf(msg, len, "%s: built for %s but started by %s (%s=%s): use %s, or the %s build (make MPI=%s)",
+                 run->prog->name, mb_built_with_name, by->who, by->size_var, n,
+                 own ? own->use : "the launcher of the library it was built for", by->lib, by->lib);
+    return 1;
+#endif
+}
+
 struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
 {
     struct mb_run *run = calloc(1, sizeof *run);
@@ -264,13 +330,19 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     MPI_Comm_dup(MPI_COMM_WORLD, &run->world);
     MPI_Comm_rank(run->world, &run->rank);
     MPI_Comm_size(run->world, &run->nprocs);
+    char msg[512];
+    int speak = 1;
+    if (wrong_launcher(run, msg, sizeof msg, &speak)) { /* before any file: each process is alone */
+        if (speak) fprintf(stderr, "%s\n", msg);
+        finalize_exit(2);
+    }
     if (!err) err = mb_fault_parse(getenv("MPIMB_FAULT"));
     if (!err) err = mb_sync_fault_parse(getenv("MPIMB_CLOCK_FAULT"));
     if (err) mb_usage_error(run, "%s", err);
     if (action) {
         if (run->rank == 0) {
             if (action == 1) mb_print_help(prog);
-            if (action == 2) printf("%s (mpimb) %s\n", prog->name, mb_suite_version);
+            if (action == 2) printf("%s (mpimb) %s\nbuilt for %s (%s)\n", prog->name, mb_suite_version, mb_built_with_name, mb_built_with);
             if (action == 3 && prog->list) prog->list();
         }
         finalize_exit(0);
@@ -327,6 +399,7 @@ void mb_begin(struct mb_run *run, struct mb_row *row)
     char desc[200];
     mb_row_desc(run, row, desc, sizeof desc);
     mb_binding_warn(run); /* once, when measuring starts (never before a usage error) */
+    mb_raw_discard();     /* samples of a test that never ended belong to no row */
     run->test_t0 = MPI_Wtime();
     mb_watchdog_arm(run->opts.timeout, desc);
 }
@@ -340,6 +413,14 @@ void mb_na(struct mb_run *run, struct mb_row *row, const char *fmt, ...)
     vsnprintf(row->stop_reason + n, sizeof row->stop_reason - (size_t)n, fmt, ap);
     va_end(ap);
     row->na = 1;
+}
+
+int mb_int_count(struct mb_run *run, struct mb_row *row, long long bytes, size_t elem)
+{
+    long long n = elem ? bytes / (long long)elem : bytes;
+    if (bytes >= 0 && n <= INT_MAX) return (int)n;
+    mb_na(run, row, "%lld B is %lld elements, more than the int count of an MPI call (%d)", bytes, n, INT_MAX);
+    return -1;
 }
 
 void mb_end(struct mb_run *run, struct mb_row *row)
@@ -420,6 +501,7 @@ int mb_finish(struct mb_run *run)
     if (run->rank == 0 && !(run->prog->flags & MB_NOT_TIMED) && run->nrows > 0)
         mb_findings_after(run->prog->name, run->csv_path);
     mb_meta_release();
+    mb_raw_release();
     free(run->rows);
     free(run->extra_meta);
     free(run->cmdline_json);

@@ -9,7 +9,13 @@
  * small atomic state rather than by blocking the signal: a process-directed
  * signal goes to any thread that does not block it (the MPI library's, the
  * watchdog), so a handler on another thread could otherwise fire between
- * the two -- a CI run once found 27 rows under metadata saying 26. */
+ * the two -- a CI run once found 27 rows under metadata saying 26.
+ *
+ * The same step puts the row's --raw samples on disk after the row, and
+ * the metadata counting the row after both (written, then renamed into
+ * place), so that a job killed at any instant, even by SIGKILL, leaves
+ * metadata that counts only rows whose CSV line and raw samples are on
+ * disk -- every one of them, or all but the one being written. */
 #include "internal.h"
 
 #include <fcntl.h>
@@ -27,7 +33,20 @@ static volatile sig_atomic_t deferred; /* a SIGTERM came while UPDATING */
 
 static char *pending; /* the JSON to leave behind, rendered in advance */
 static size_t pending_len;
-static char tmp_path[4096], final_path[4096];
+static char tmp_path[4096], final_path[4096], row_tmp_path[4096];
+
+/* Writes len bytes to tmp, then renames it to final. */
+static void put_file(const char *tmp, const char *final, const char *buf, size_t len)
+{
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) return;
+    ssize_t off = 0, w;
+    while ((size_t)off < len && (w = write(fd, buf + off, len - (size_t)off)) > 0) off += w;
+    if (close(fd) == 0 && (size_t)off == len)
+        rename(tmp, final);
+    else
+        unlink(tmp);
+}
 
 static void pause_for(time_t s, long ns)
 {
@@ -50,15 +69,7 @@ static void mask(int how)
 static void leave(void)
 {
     if (!tmp_path[0]) pause_for(1, 0);
-    if (pending && tmp_path[0]) {
-        int fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        if (fd >= 0) {
-            ssize_t off = 0, w;
-            while ((size_t)off < pending_len && (w = write(fd, pending + off, pending_len - (size_t)off)) > 0) off += w;
-            close(fd);
-            rename(tmp_path, final_path);
-        }
-    }
+    if (pending && tmp_path[0]) put_file(tmp_path, final_path, pending, pending_len);
     signal(SIGTERM, SIG_DFL);
     mask(SIG_UNBLOCK); /* in the handler SIGTERM is blocked until it returns; it never returns */
     raise(SIGTERM);
@@ -106,6 +117,7 @@ void mb_term_install(struct mb_run *run)
     if (run->rank == 0 && run->json_path) {
         snprintf(final_path, sizeof final_path, "%s", run->json_path);
         snprintf(tmp_path, sizeof tmp_path, "%s.term", run->json_path);
+        snprintf(row_tmp_path, sizeof row_tmp_path, "%s.tmp", run->json_path);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -120,18 +132,26 @@ void mb_term_install(struct mb_run *run)
 void mb_term_update(struct mb_run *run, const struct mb_row *row)
 {
     if (run->rank != 0) return;
-    char *buf = NULL;
-    size_t len = 0;
+    char *buf = NULL, *now = NULL;
+    size_t len = 0, now_len = 0;
     FILE *f = run->json_path ? open_memstream(&buf, &len) : NULL;
     if (f) {
         mb_meta_render(f, run, 0, "terminated by SIGTERM");
+        fclose(f);
+    }
+    f = row && run->json_path ? open_memstream(&now, &now_len) : NULL;
+    if (f) { /* what the metadata on disk says while the run goes on */
+        mb_meta_render(f, run, 0, NULL);
         fclose(f);
     }
     begin_update();
     if (row) {
         mb_csv_row(run, row);
         hold_window();
+        mb_raw_flush(run); /* the row's samples, after the row */
+        if (now && row_tmp_path[0]) put_file(row_tmp_path, run->json_path, now, now_len);
     }
+    free(now);
     char *prev = NULL;
     if (buf) {
         prev = pending;

@@ -29,7 +29,7 @@ __attribute__((noinline)) double thr_compute(long n, double seed)
 
 static void post(struct ov *o)
 {
-    int n = (int)o->bytes;
+    int n = (int)o->bytes; /* at most INT_MAX: each row checked it (mb_int_count) */
     MPI_Irecv(o->rbuf, n, MPI_BYTE, o->partner, 0, o->comm, &o->req[0]);
     MPI_Isend(o->sbuf, n, MPI_BYTE, o->partner, 0, o->comm, &o->req[1]);
 }
@@ -153,7 +153,9 @@ void thr_overlap(struct thr *c)
             mb_na(run, &row, "needs at least 2 ranks");
         else if (m >= M_THREAD_TEST && thr_level_short(c, MPI_THREAD_SERIALIZED, why, sizeof why))
             mb_na(run, &row, "%s", why);
-        else {
+        else if (mb_int_count(run, &row, row.bytes, 1) < 0) {
+            /* n/a, and why: post() passes bytes as MPI's int count */
+        } else {
             if (m == M_COMPUTE) { /* as long as the exchange took, unless --compute-us says otherwise */
                 double us = c->compute_us > 0 ? c->compute_us : ok[M_COMM] ? t[M_COMM] * 1e6 : 100;
                 o.work = (long)(us * 1e-6 * rate) + 1;

@@ -18,7 +18,8 @@ enum kind { LAT, BW };
 struct p2p {
     enum kind kind;
     int role, partner, me, nthr, nbuf; /* nthr threads run; nbuf have buffers */
-    size_t bytes;
+    size_t bytes; /* the message, as the row describes it */
+    int count;    /* the same as MPI's int count (mb_int_count checked it) */
     long window;
     MPI_Comm *comm; /* per thread */
     int *tag;       /* per thread */
@@ -31,6 +32,7 @@ struct p2p {
     MPI_Comm longcomm;
     unsigned char *lsbuf, *lrbuf;
     size_t lbytes;
+    int lcount;
     atomic_int stop;
     long nlong; /* long messages the responder received (its long thread only) */
 };
@@ -79,7 +81,7 @@ static void p2p_free(struct p2p *p)
 static double lat_thread(void *arg, int t, long iters)
 {
     struct p2p *p = arg;
-    int n = (int)p->bytes;
+    int n = p->count;
     double t0 = mb_team_now();
     for (long i = 0; i < iters; i++) {
         if (p->role == 0) {
@@ -98,7 +100,7 @@ static double lat_thread(void *arg, int t, long iters)
 static double bw_thread(void *arg, int t, long iters)
 {
     struct p2p *p = arg;
-    int n = (int)p->bytes, w = (int)p->window;
+    int n = p->count, w = (int)p->window;
     unsigned char *ack = p->acks + (size_t)t * 64;
     double t0 = mb_team_now();
     for (long i = 0; i < iters; i++) {
@@ -179,10 +181,11 @@ void thr_overhead(struct thr *c, int bw)
         if (bw) mb_param_opt(run, &row, "window");
         row.sent_bytes = bw ? (double)b * (double)c->window : 0;
         mb_begin(run, &row);
+        int count;
         if (run->nprocs < 2) {
             mb_na(run, &row, "needs at least 2 ranks");
-        } else {
-            struct p2p p = {.kind = bw ? BW : LAT, .me = run->rank, .bytes = b, .window = c->window};
+        } else if ((count = mb_int_count(run, &row, row.bytes, 1)) >= 0) {
+            struct p2p p = {.kind = bw ? BW : LAT, .me = run->rank, .bytes = b, .count = count, .window = c->window};
             thr_pair(run, &p.role, &p.partner);
             p2p_alloc(&p, 1);
             p.comm[0] = c->shared;
@@ -213,14 +216,18 @@ static void mt_one(struct thr *c, int test, int variant, size_t b, struct mb_swe
     row.sent_bytes = test == T_LAT_MT ? 0 : (double)b * (double)c->window * nthr;
     mb_begin(run, &row);
     char why[160];
+    int count = 0;
     if (procs && run->nprocs < 2 * T)
         mb_na(run, &row, "needs 2T = %d ranks (T processes per side), job has %d", 2 * T, run->nprocs);
     else if (!procs && run->nprocs < 2)
         mb_na(run, &row, "needs at least 2 ranks");
     else if (!procs && T > 1 && thr_level_short(c, MPI_THREAD_MULTIPLE, why, sizeof why))
         mb_na(run, &row, "%s", why);
-    else {
-        struct p2p p = {.kind = test == T_LAT_MT ? LAT : BW, .me = run->rank, .bytes = b, .window = c->window};
+    else if ((count = mb_int_count(run, &row, row.bytes, 1)) < 0) {
+        /* n/a, and why */
+    } else {
+        struct p2p p = {.kind = test == T_LAT_MT ? LAT : BW, .me = run->rank, .bytes = b, .count = count,
+                        .window = c->window};
         if (procs) {
             int half = run->nprocs / 2, r = run->rank;
             p.role = r < T ? 0 : r >= half && r < half + T ? 1 : -1;
@@ -270,12 +277,12 @@ static double sl_thread(void *arg, int t, long iters)
         return s;
     }
     if (p->role == 0) {
-        while (!atomic_load(&p->stop)) MPI_Send(p->lsbuf, (int)p->lbytes, MPI_BYTE, p->partner, 1, p->longcomm);
+        while (!atomic_load(&p->stop)) MPI_Send(p->lsbuf, p->lcount, MPI_BYTE, p->partner, 1, p->longcomm);
         MPI_Send(NULL, 0, MPI_BYTE, p->partner, 2, p->longcomm);
     } else {
         for (;;) {
             MPI_Status st;
-            MPI_Recv(p->lrbuf, (int)p->lbytes, MPI_BYTE, p->partner, MPI_ANY_TAG, p->longcomm, &st);
+            MPI_Recv(p->lrbuf, p->lcount, MPI_BYTE, p->partner, MPI_ANY_TAG, p->longcomm, &st);
             if (st.MPI_TAG == 2) break;
             p->nlong++;
         }
@@ -325,13 +332,17 @@ void thr_short_long(struct thr *c)
         mb_param(&row, "long-size", "%zu", c->long_size);
         mb_begin(run, &row);
         char why[160];
+        int count = 0, lcount = 0;
         if (run->nprocs < 2)
             mb_na(run, &row, "needs at least 2 ranks");
         else if (with && thr_level_short(c, MPI_THREAD_MULTIPLE, why, sizeof why))
             mb_na(run, &row, "%s", why);
-        else {
-            struct p2p p = {.kind = LAT, .me = run->rank, .bytes = c->short_size, .window = 1, .longcomm = c->longcomm,
-                            .lbytes = c->long_size, .team = c->team};
+        else if ((count = mb_int_count(run, &row, row.bytes, 1)) < 0 ||
+                 (lcount = mb_int_count(run, &row, (long long)c->long_size, 1)) < 0) {
+            /* n/a, and why */
+        } else {
+            struct p2p p = {.kind = LAT, .me = run->rank, .bytes = c->short_size, .count = count, .window = 1,
+                            .longcomm = c->longcomm, .lbytes = c->long_size, .lcount = lcount, .team = c->team};
             thr_pair(run, &p.role, &p.partner);
             p2p_alloc(&p, 1);
             p.nthr = with ? 2 : 1; /* thread 1 has no short buffers: it only streams */
