@@ -73,7 +73,7 @@ def test_barrier_rows(tmp_path: Path) -> None:
     ("pingpong", ["--tests", "latency,bw", "-m", "8:64", "--verify"]),
     ("rma", ["--ops", "put", "--syncs", "fence,lock-shared", "--windows", "create", "-m", "8:16", "--verify"]),
     ("threads", ["--tests", "overhead-latency,latency-mt", "-m", "8:8", "--threads", "2", "--verify"]),
-    ("halocompare", ["--comms", "world,cart", "--methods", "irecv-isend,sendrecv", "--verify"]),
+    ("halocompare", ["--comms", "world,cart", "--methods", "irecv-isend,sendrecv", "--verify", "--group", "none"]),
 ])
 def test_window_every_program(tmp_path: Path, program: str, args: list[str]) -> None:
     """Kernels that time themselves (threads, rma, pingpong) start on windows too, and still verify."""
