@@ -9,10 +9,12 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from slurm_cluster import SlurmCluster, missing_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -211,3 +213,22 @@ def check_bad_input(program: str, args: list[str], message: str, cwd: Path, *, r
             assert message in lines[0], f"{where}: {lines[0]!r}"
         assert p.stdout == "", f"{where}: stdout {p.stdout!r}"
         assert list(cwd.iterdir()) == [], f"{where}: left {sorted(x.name for x in cwd.iterdir())}"
+
+
+# ------------------------------------------------------------------ Slurm
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """One real single-host Slurm cluster (tests/slurm_cluster.py) for every test that needs one:
+    partition "test" (the default), 4 nodes of 1 CPU, where jobs sharing a node queue instead of
+    oversubscribing the 2 cores; partition "wide", 4 nodes of 4 CPUs, where one node holds 4 ranks.
+    Stopped at the end of the session; nothing it started may outlive that."""
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"Slurm is not installed here (no {', '.join(missing)}); scripts/install-deps --test installs it")
+    c = SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions={"test": (4, 1), "wide": (4, 4)})
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+    assert c.alive() == [], f"left running after stop: {c.alive()}"
