@@ -64,7 +64,7 @@ def test_every_test_two_ranks(lib: str, tmp_path: Path) -> None:
     meta = r.meta()["pingpong"]
     assert meta["intra_pair"] == [0, 1] and meta["inter_pair"] is None
     assert meta["cache"] == "warm" and meta["window"] == 64
-    # the OSU-shaped tables, with the CI
+    # the OSU-shaped tables, with the CI: every size a line, its figures the CSV's
     for head in (
         "Latency (us)",
         "Bandwidth (MB/s)",
@@ -74,7 +74,51 @@ def test_every_test_two_ranks(lib: str, tmp_path: Path) -> None:
         "All-pairs latency",
     ):
         assert head in r.stdout
-    assert "\n0 " in r.stdout  # the 0-byte line
+    by = {(row["test"], int(row["bytes"])): row for row in rows}
+    for title, test, column, value in (
+        ("# Latency", "latency", "Latency (us)", lambda row, c: float(row[c]) * 1e6),
+        ("# Ping-ping", "pingping", "Time (us)", lambda row, c: float(row[c]) * 1e6),
+        ("# Bandwidth (osu_bw)", "bw", "Bandwidth (MB/s)", None),
+        ("# Bidirectional bandwidth", "bibw", "Bandwidth (MB/s)", None),
+        ("# Message rate", "msgrate", "MB/s", None),
+    ):
+        table = osu_table(r.stdout, title)
+        assert [int(line["Size (B)"]) for line in table] == sweep(0, hi), title
+        for line in table:
+            row = by[test, int(line["Size (B)"])]
+            assert int(line["reps"]) == int(row["reps"]) and line["stop"] == row["stop_reason"], (title, line)
+            if value is not None:  # times: median and CI in us
+                for shown, c in ((column, "time_median_s"), ("CI low", "time_ci_lo_s"), ("CI high", "time_ci_hi_s")):
+                    assert close(line[shown], value(row, c)), (title, shown, line, row[c])
+            elif row["mbps"]:  # rates: the CSV's MB/s (one direction; osu_bibw's table adds both)
+                both = 2 if test == "bibw" else 1
+                assert close(line[column], both * float(row["mbps"])), (title, line, row["mbps"])
+            else:
+                assert float(line[column]) == 0  # 0 bytes: no bandwidth
+            if test == "msgrate" and row["mbps"]:  # messages per second = bytes per second / size
+                want = float(row["mbps"]) * 1e6 / int(row["bytes"])
+                assert math.isclose(int(line["Messages/s"]), want, rel_tol=5e-3), (line, want)
+
+
+def close(shown: str, value: float) -> bool:
+    """A figure as the table prints it (3 to 4 significant digits) is the CSV's value."""
+    return math.isclose(float(shown), value, rel_tol=6e-3, abs_tol=1.5e-3)
+
+
+def osu_table(stdout: str, title: str) -> list[dict[str, str]]:
+    """The lines of the stdout table whose title starts with title, by column name."""
+    lines = stdout.splitlines()
+    start = next(i for i, s in enumerate(lines) if s.startswith(title))
+    header = re.split(r"\s{2,}", lines[start + 1].strip())
+    assert set(lines[start + 2]) == {"-"}, lines[start + 2]
+    out = []
+    for line in lines[start + 3:]:
+        if not line.strip():
+            break
+        cells = line.split()
+        assert len(cells) == len(header), (header, line)
+        out.append(dict(zip(header, cells, strict=True)))
+    return out
 
 
 def test_large_messages(tmp_path: Path) -> None:
