@@ -81,7 +81,10 @@ def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> N
     daemons on one host crashed in MPI_Init's shared-memory transport here, before any mpimb code.)"""
     results, label = tmp_path / "results", "layouts"
     env = dict(cluster.env, MPIMB_SWEEP_POLL="1")
-    args = "collectives=-t bcast,reduce,allreduce --root same,rotate -m 8:16"
+    # one repetition on a barrier: MPICH busy-polls, up to 4 ranks on a node of 2 cores; the table's
+    # cells need a time each, not a precise one
+    args = ("collectives=-t bcast,reduce,allreduce --root same,rotate -m 8:16 --reps 1 --max-reps 1 --warmup 0"
+            " --sync barrier")
     p = run([SWEEP, "--results", results, "--partition", "wide", "--time", "10", "--label", label,
              "--bindir", bindir("mpich"), "--mpi", "pmi2", "-p", "collectives", "--layouts", ",".join(LAYOUTS),
              "--args", args, "--wait", "--", "--quick", "--verify"], env=env, timeout=1200)
