@@ -271,18 +271,31 @@ run: deps
 	@$(MAKE) --no-print-directory all venv
 	scripts/run-main $(RUN_NP)
 
-# make test: every build variant, then the whole suite (pytest).
+# make test: every build variant, then the whole suite (pytest; its 30
+# slowest tests are listed at the end).
 test: DEPS_ARGS = --test
 test: deps
 	@$(MAKE) --no-print-directory venv
 	@$(MAKE) --no-print-directory test-builds
 	scripts/run-tests
 
+# The variants build side by side ($(TEST_JOBS) jobs, one job server shared by
+# all): each has its own build/<config>/ and bin/, so none writes another's
+# files, and none copies into the repository root.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_BUILDS := mpich openmpi mpich-asan mpich-tsan smpi
+.PHONY: $(TEST_BUILDS:%=test-build-%)
 test-builds:
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_BUILDS:%=test-build-%)
+test-build-mpich:
 	@$(MAKE) --no-print-directory WERROR=1 MPI=mpich BINDIR=build/mpich/bin all unit
+test-build-openmpi:
 	@$(MAKE) --no-print-directory WERROR=1 MPI=openmpi BINDIR=build/openmpi/bin all unit
+test-build-mpich-asan:
 	@$(MAKE) --no-print-directory WERROR=1 MPI=mpich SAN=asan all unit
+test-build-mpich-tsan:
 	@$(MAKE) --no-print-directory WERROR=1 MPI=mpich SAN=tsan all
+test-build-smpi:
 	@if command -v smpicc >/dev/null; then $(MAKE) --no-print-directory WERROR=1 MPI=smpi all; fi
 
 # make simulate: a program on a simulated cluster (SimGrid SMPI), e.g.

@@ -9,10 +9,12 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from slurm_cluster import SlurmCluster, missing_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -170,3 +172,63 @@ def text_table(stdout: str, title: str) -> list[list[str]]:
             elif set(s) != {"-"}:
                 row += words[1:]  # the row label (column 0) is repeated in every block
     return out
+
+
+# ------------------------------------------------------------------ bad input
+# Every program parses its command line before MPI_Init, on every rank, with the same argv, and reports
+# a bad option right after MPI_Init: the binary alone (argv only, no launcher: a singleton MPI_Init, 0.05 s
+# with MPICH, 0.4 s with Open MPI's orted) refuses it as every rank of a job does.  So the bad-input
+# matrices run the MPICH binary alone, and tests/test_bad_input.py keeps cases launched on 2 ranks per
+# library ("one line from rank 0, exit 2 on every rank") and the Open MPI binary alone.  A check that
+# needs the job (the number of ranks) is launched.
+OVERSUBSCRIBED = "mpimb: warning: oversubscribed"  # the harness's note when ranks exceed cores
+
+
+def check_bad_input(program: str, args: list[str], message: str, cwd: Path, *, ranks: int = 0,
+                    libs: tuple[str, ...] = ("mpich",), env: dict[str, str] | None = None, exact: bool = False,
+                    out: bool = True) -> None:
+    """program with args is a usage error: exit 2, one stderr line '<program>: ...' that starts with
+    message (or contains it, when message does not name the program; equals it, exact=True), nothing
+    on stdout, no file left in cwd (not even results/).  ranks=0: the binary alone, argv only; else
+    launched on that many ranks.  out: an -o path in cwd is given first (a usage error writes nothing
+    there either)."""
+    assert not list(cwd.iterdir()), f"{cwd} must start empty"
+    for lib in libs:
+        exe = bindir(lib) / program
+        if not exe.exists():
+            pytest.skip(f"{exe} not built")
+        cmd = [*(launcher(lib, ranks) if ranks else []), str(exe),
+               *(["-o", str(cwd / "bad.csv")] if out else []), *args]
+        full_env = {**os.environ, **(env or {})}
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=cwd, env=full_env, check=False)
+        where = f"{lib} {'alone' if not ranks else f'on {ranks} ranks'}: {args!r}"
+        assert p.returncode == 2, f"{where}: exit {p.returncode}\n{p.stderr}"
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith(OVERSUBSCRIBED)]
+        assert len(lines) == 1 and lines[0].startswith(f"{program}: "), f"{where}: {p.stderr!r}"
+        if exact:
+            assert lines[0] == message, f"{where}: {lines[0]!r}"
+        elif message.startswith(f"{program}: "):
+            assert lines[0].startswith(message), f"{where}: {lines[0]!r}"
+        else:
+            assert message in lines[0], f"{where}: {lines[0]!r}"
+        assert p.stdout == "", f"{where}: stdout {p.stdout!r}"
+        assert list(cwd.iterdir()) == [], f"{where}: left {sorted(x.name for x in cwd.iterdir())}"
+
+
+# ------------------------------------------------------------------ Slurm
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """One real single-host Slurm cluster (tests/slurm_cluster.py) for every test that needs one:
+    partition "test" (the default), 4 nodes of 1 CPU, where jobs sharing a node queue instead of
+    oversubscribing the 2 cores; partition "wide", 4 nodes of 4 CPUs, where one node holds 4 ranks.
+    Stopped at the end of the session; nothing it started may outlive that."""
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"Slurm is not installed here (no {', '.join(missing)}); scripts/install-deps --test installs it")
+    c = SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions={"test": (4, 1), "wide": (4, 4)})
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+    assert c.alive() == [], f"left running after stop: {c.alive()}"

@@ -5,6 +5,11 @@ in one temporary directory.  Started and stopped by PID; see docs/architecture.m
 
     with SlurmCluster(tmp_path, nodes=4) as c:
         subprocess.run(["sbatch", ...], env=c.env)
+
+More than one partition, each with nodes of its own size (one cluster for
+every test that needs one, tests/conftest.py's slurm_cluster):
+
+    SlurmCluster(tmp_path, partitions={"test": (4, 1), "wide": (4, 4)})
 """
 
 from __future__ import annotations
@@ -40,11 +45,21 @@ def _free_ports(n: int) -> list[int]:
 
 
 class SlurmCluster:
-    def __init__(self, root: Path, nodes: int = 4, cpus: int = 2, partition: str = "test") -> None:
+    def __init__(self, root: Path, nodes: int = 4, cpus: int = 2, partition: str = "test",
+                 partitions: dict[str, tuple[int, int]] | None = None) -> None:
+        """nodes of cpus CPUs each in one partition; or partitions: name -> (nodes, CPUs per node), the
+        first one the default (self.partition), node names numbered across all (n1, n2, ...)."""
         self.root = Path(root)
-        self.nodes = [f"n{i + 1}" for i in range(nodes)]
-        self.cpus = cpus
-        self.partition = partition
+        parts = partitions or {partition: (nodes, cpus)}
+        self.partition = next(iter(parts))
+        self.part_nodes: dict[str, list[str]] = {}
+        self.node_cpus: dict[str, int] = {}
+        for name, (count, ncpu) in parts.items():
+            first = len(self.node_cpus)
+            self.part_nodes[name] = [f"n{first + i + 1}" for i in range(count)]
+            self.node_cpus.update({n: ncpu for n in self.part_nodes[name]})
+        self.nodes = list(self.node_cpus)
+        self.cpus = parts[self.partition][1]
         self.conf = self.root / "slurm.conf"
         self.procs: list[subprocess.Popen[bytes]] = []
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
@@ -98,9 +113,12 @@ class SlurmCluster:
         ]
         for n, port in zip(self.nodes, ports[1:], strict=True):
             lines.append(
-                f"NodeName={n} NodeHostname={host} NodeAddr=127.0.0.1 Port={port} CPUs={self.cpus} State=UNKNOWN"
+                f"NodeName={n} NodeHostname={host} NodeAddr=127.0.0.1 Port={port} CPUs={self.node_cpus[n]}"
+                " State=UNKNOWN"
             )
-        lines.append(f"PartitionName={self.partition} Nodes={','.join(self.nodes)} Default=YES MaxTime=60 State=UP")
+        for name, nodes in self.part_nodes.items():
+            default = "YES" if name == self.partition else "NO"
+            lines.append(f"PartitionName={name} Nodes={','.join(nodes)} Default={default} MaxTime=60 State=UP")
         self.conf.write_text("\n".join(lines) + "\n")
 
     def _spawn(self, *cmd: str) -> None:
@@ -156,7 +174,8 @@ class SlurmCluster:
         """scancel, TERM our daemons, wait, KILL survivors (and what they left)."""
         if self.conf.exists() and self.procs and self.procs[0].poll() is None:
             try:
-                self.run("scancel", "--partition", self.partition, check=False, timeout=20)
+                for part in self.part_nodes:
+                    self.run("scancel", "--partition", part, check=False, timeout=20)
                 deadline = time.monotonic() + 20
                 while time.monotonic() < deadline:
                     if not self.run("squeue", "-h", "-o", "%i", check=False, timeout=20).stdout.strip():

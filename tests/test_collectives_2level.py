@@ -44,9 +44,10 @@ def test_done_when_openmpi(tmp_path: Path) -> None:
 
 
 def test_done_when_mpich(tmp_path: Path) -> None:
-    """8 MPICH ranks busy-poll 2 cores: the full --quick sweep takes minutes, so one size."""
+    """8 MPICH ranks busy-poll 2 cores: the full --quick sweep takes minutes, so one size, one repetition."""
     run = run_mpi("mpich", 8, "collectives", "--tests", "bcast,reduce,allreduce", "--quick", "--verify",
-                  "-m", "64:64", out=tmp_path / "c.csv", timeout=900)
+                  "-m", "64:64", "--reps", "1", "--max-reps", "1", "--warmup", "0", out=tmp_path / "c.csv",
+                  timeout=900)
     check_done_when(run, 8, [64])
 
 

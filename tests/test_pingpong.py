@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import check_schema, run_mpi
+from conftest import check_bad_input, check_schema, run_mpi
 
 PROG = "pingpong"
 SWEEP_TESTS = ("latency", "pingping", "bw", "bibw", "msgrate")
@@ -67,7 +67,7 @@ def test_every_test_two_ranks(lib: str, tmp_path: Path) -> None:
     meta = r.meta()["pingpong"]
     assert meta["intra_pair"] == [0, 1] and meta["inter_pair"] is None
     assert meta["cache"] == "warm" and meta["window"] == 64
-    # the OSU-shaped tables, with the CI
+    # the OSU-shaped tables, with the CI: every size a line, its figures the CSV's
     for head in (
         "Latency (us)",
         "Bandwidth (MB/s)",
@@ -77,7 +77,51 @@ def test_every_test_two_ranks(lib: str, tmp_path: Path) -> None:
         "All-pairs latency",
     ):
         assert head in r.stdout
-    assert "\n0 " in r.stdout  # the 0-byte line
+    by = {(row["test"], int(row["bytes"])): row for row in rows}
+    for title, test, column, value in (
+        ("# Latency", "latency", "Latency (us)", lambda row, c: float(row[c]) * 1e6),
+        ("# Ping-ping", "pingping", "Time (us)", lambda row, c: float(row[c]) * 1e6),
+        ("# Bandwidth (osu_bw)", "bw", "Bandwidth (MB/s)", None),
+        ("# Bidirectional bandwidth", "bibw", "Bandwidth (MB/s)", None),
+        ("# Message rate", "msgrate", "MB/s", None),
+    ):
+        table = osu_table(r.stdout, title)
+        assert [int(line["Size (B)"]) for line in table] == sweep(0, hi), title
+        for line in table:
+            row = by[test, int(line["Size (B)"])]
+            assert int(line["reps"]) == int(row["reps"]) and line["stop"] == row["stop_reason"], (title, line)
+            if value is not None:  # times: median and CI in us
+                for shown, c in ((column, "time_median_s"), ("CI low", "time_ci_lo_s"), ("CI high", "time_ci_hi_s")):
+                    assert close(line[shown], value(row, c)), (title, shown, line, row[c])
+            elif row["mbps"]:  # rates: the CSV's MB/s (one direction; osu_bibw's table adds both)
+                both = 2 if test == "bibw" else 1
+                assert close(line[column], both * float(row["mbps"])), (title, line, row["mbps"])
+            else:
+                assert float(line[column]) == 0  # 0 bytes: no bandwidth
+            if test == "msgrate" and row["mbps"]:  # messages per second = bytes per second / size
+                want = float(row["mbps"]) * 1e6 / int(row["bytes"])
+                assert math.isclose(int(line["Messages/s"]), want, rel_tol=5e-3), (line, want)
+
+
+def close(shown: str, value: float) -> bool:
+    """A figure as the table prints it (3 to 4 significant digits) is the CSV's value."""
+    return math.isclose(float(shown), value, rel_tol=6e-3, abs_tol=1.5e-3)
+
+
+def osu_table(stdout: str, title: str) -> list[dict[str, str]]:
+    """The lines of the stdout table whose title starts with title, by column name."""
+    lines = stdout.splitlines()
+    start = next(i for i, s in enumerate(lines) if s.startswith(title))
+    header = re.split(r"\s{2,}", lines[start + 1].strip())
+    assert set(lines[start + 2]) == {"-"}, lines[start + 2]
+    out = []
+    for line in lines[start + 3:]:
+        if not line.strip():
+            break
+        cells = line.split()
+        assert len(cells) == len(header), (header, line)
+        out.append(dict(zip(header, cells, strict=True)))
+    return out
 
 
 def test_large_messages(tmp_path: Path) -> None:
@@ -261,10 +305,10 @@ def test_list(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input(nprocs: int, args: list[str], message: str, tmp_path: Path) -> None:
-    """Exit 2, exactly one line on stderr, no files left behind."""
-    r = run_mpi("openmpi", nprocs, PROG, *args, out=tmp_path / "bad.csv", timeout=120)
-    assert r.returncode == 2, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith(message)
-    assert not list(tmp_path.iterdir())
+    """Exit 2, exactly one line on stderr, no files left behind: the binary alone (argv only; alone it is
+    one process, which is the 1-process case too)."""
+    # alone (argv only) is 1 process: the 1-process case, and every option refused before the process
+    # count is; the size limit is checked after it, so that case is launched on 2 Open MPI ranks
+    after_count = args == ["-m", "0:2G"]
+    check_bad_input(PROG, args, message, tmp_path, ranks=nprocs if after_count else 0,
+                    libs=("openmpi",) if after_count else ("mpich",))

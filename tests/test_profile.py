@@ -103,14 +103,24 @@ class Profile:
         assert len(self.meta["profile"]["wall_seconds"]) == nprocs
 
 
+_APPS: dict[tuple[str, Path, tuple[str, ...]], Path] = {}  # built once per session: (lib, src, extra) -> exe
+
+
 def build_app(lib: str, tmp: Path, src: Path = APP, name: str = "app", extra: tuple[str, ...] = ()) -> Path:
+    """The profiled application src built with lib's compiler wrapper; once per session (in the tmp of the
+    first test that needs it, kept for the session), later calls get the same binary."""
+    key = (lib, src, extra)
+    if key in _APPS and _APPS[key].exists():
+        return _APPS[key]
     cc = "mpicc" if src.suffix == ".c" else "mpif90"
     need(f"{cc}.{lib}")
-    exe = tmp / f"{name}-{lib}"
+    exe = tmp / "apps" / str(len(_APPS)) / f"{name}-{lib}"  # the name as the checker's reports show it
+    exe.parent.mkdir(parents=True)
     flags = ["-O1"] if src.suffix == ".c" else ["-O1", "-cpp", "-fallow-argument-mismatch", "-w"]
     r = subprocess.run([f"{cc}.{lib}", *flags, *extra, "-o", str(exe), str(src)], capture_output=True, text=True,
                        check=False)
     assert r.returncode == 0, r.stderr
+    _APPS[key] = exe
     return exe
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import (
     bindir,
+    check_bad_input,
     check_schema,
     header_words,
     launcher,
@@ -216,36 +217,15 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "message"), BAD)
 def test_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
-    exe = bindir("openmpi") / "rma"
-    if not exe.exists():
-        pytest.skip(f"{exe} not built")
-    out = tmp_path / "r.csv"
-    # A check made after MPI_Init (the -W x size product) runs on one rank: with two, the
-    # harness's SIGTERM handler can rewrite the JSON that mb_usage_error just removed
-    # when mpiexec ends rank 0 after rank 1 exited 2 (reported to the lead).
-    n = 1 if "-W" in args and "-m" in args else 2
-    p = subprocess.run(
-        [*launcher("openmpi", n), str(exe), "-o", str(out), *args],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False,
-    )
-    assert p.returncode == 2
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rma: ") and message in lines[0], p.stderr
-    assert p.stdout == ""
-    assert list(tmp_path.iterdir()) == []
+    """The binary alone (conftest.check_bad_input): one process, so the check made after MPI_Init (the -W x
+    size product) runs there too."""
+    check_bad_input("rma", args, message, tmp_path)
 
 
-def test_one_process_is_a_usage_error(tmp_path: Path, lib: str) -> None:
-    exe = bindir(lib) / "rma"
-    if not exe.exists():
-        pytest.skip(f"{exe} not built")
-    p = subprocess.run(
-        [*launcher(lib, 1), str(exe), "-o", str(tmp_path / "r.csv")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False,
-    )
-    assert p.returncode == 2
-    assert p.stderr.strip() == "rma: needs at least 2 processes (an origin and a target), got 1"
-    assert list(tmp_path.iterdir()) == []
+def test_one_process_is_a_usage_error(tmp_path: Path) -> None:
+    """Alone, under both libraries' builds: one process."""
+    check_bad_input("rma", [], "rma: needs at least 2 processes (an origin and a target), got 1", tmp_path,
+                    libs=("openmpi", "mpich"), exact=True)
 
 
 def test_list_and_help() -> None:

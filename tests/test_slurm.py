@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,8 +24,10 @@ SWEEP = ROOT / "slurm" / "sweep"
 COLLECT = ROOT / "slurm" / "collect"
 SCRIPTS = [SWEEP, COLLECT, ROOT / "slurm" / "lib" / "common.sh", ROOT / "slurm" / "lib" / "job-record"]
 MPIEXEC_OMPI = "mpiexec.openmpi --oversubscribe" + (" --allow-run-as-root" if os.geteuid() == 0 else "")
-# Tiny jobs: halocompare with one method, communicator and stencil (MPICH busy-polls).
-TINY = ["--args", "halocompare=--methods sendrecv --comms world --neighbors 4 --periodic no", "--", "--quick"]
+# Tiny jobs: halocompare with one method, communicator and stencil, one repetition (MPICH busy-polls;
+# what is checked is the job's record, not a measurement).
+TINY = ["--args", "halocompare=--methods sendrecv --comms world --neighbors 4 --periodic no", "--", "--quick",
+        "--reps", "1", "--max-reps", "1", "--warmup", "0"]
 MPIMB_REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 
 
@@ -189,20 +190,13 @@ def test_shellcheck_clean(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
-    missing = missing_tools()
-    if missing:
-        pytest.skip(f"Slurm is not installed here (no {', '.join(missing)}); scripts/install-deps --test installs it")
+def cluster(slurm_cluster: SlurmCluster) -> SlurmCluster:
+    """The session's cluster (conftest.slurm_cluster); these sweeps use its default partition, 1 CPU per
+    node: jobs that share a node queue instead of oversubscribing 2 cores."""
     for lib in ("mpich", "openmpi"):
         if not (bindir(lib) / "halocompare").exists():
             pytest.skip(f"{bindir(lib)}/halocompare not built (make test-builds)")
-    # 1 CPU per node: jobs that share a node queue instead of oversubscribing 2 cores
-    c = SlurmCluster(tmp_path_factory.mktemp("slurm"), nodes=4, cpus=1)
-    try:
-        c.start()
-        yield c
-    finally:
-        c.stop()
+    return slurm_cluster
 
 
 @pytest.fixture(scope="module")
@@ -352,33 +346,43 @@ def test_job_array(cluster: SlurmCluster, results: Path) -> None:
     assert {r["status"] for r in collect(cluster, results, label, "--no-report").values()} == {"complete"}
 
 
-def test_daemons_are_gone_after_stop(cluster: SlurmCluster) -> None:
-    assert cluster.alive(), "the cluster should be running before stop"
-    cluster.stop()
-    assert cluster.alive() == []
-
-
-def test_layouts_stay_apart_and_failed_checks_are_results(tmp_path: Path) -> None:
-    """4 nodes × 1 rank and 1 node × 4 ranks in one sweep stay two configurations in compare; the 1 × 4
-    job runs with MPIMB_FAULT, exits 1, and collect gathers it as failed-check: its row is FAILED in the
-    report and in compare, and the sweep's report is still written (exit 0).  A cluster of its own, with
-    4 CPUs per node, so a node can hold 4 ranks."""
+def test_daemons_are_gone_after_stop(tmp_path: Path) -> None:
+    """A cluster of its own (the session's is stopped, and checked the same way, at the end), stopped
+    while a job runs: the daemons and the job's processes are gone."""
     missing = missing_tools()
     if missing:
         pytest.skip(f"Slurm is not installed here (no {', '.join(missing)})")
+    cluster = SlurmCluster(tmp_path / "slurm", nodes=1, cpus=1)
+    try:
+        cluster.start()
+        job = cluster.run("sbatch", "--parsable", "-o", str(tmp_path / "job.out"), "--wrap", "sleep 300").stdout.strip()
+        deadline = time.monotonic() + 30
+        while cluster.run("squeue", "-h", "-j", job, "-o", "%T", check=False).stdout.strip() != "RUNNING":
+            assert time.monotonic() < deadline, f"job {job} not running after 30 s"
+            time.sleep(0.2)
+        assert cluster.alive(), "the cluster should be running before stop"
+    finally:
+        cluster.stop()
+    assert cluster.alive() == []
+
+
+def test_layouts_stay_apart_and_failed_checks_are_results(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """4 nodes × 1 rank and 1 node × 4 ranks in one sweep stay two configurations in compare; the 1 × 4
+    job runs with MPIMB_FAULT, exits 1, and collect gathers it as failed-check: its row is FAILED in the
+    report and in compare, and the sweep's report is still written (exit 0).  The session cluster's
+    partition "wide", 4 CPUs per node, so a node can hold 4 ranks."""
     if not (bindir("openmpi") / "halocompare").exists():
         pytest.skip("build/openmpi/bin/halocompare not built")
-    results = tmp_path / "results"
-    with SlurmCluster(tmp_path / "slurm", nodes=4, cpus=4) as c:
-        args = ["--results", results, "--partition", c.partition, "--time", "5", "--label", "layouts", "--bindir",
-                bindir("openmpi"), "--launcher", "mpiexec", "--mpiexec", MPIEXEC_OMPI, "--wait"]
-        env = dict(c.env, MPIMB_SWEEP_POLL="1")
-        p = run([SWEEP, *args, "-N", "4", "--ppn", "1", *TINY, "--verify"], env=env, timeout=400)
-        assert p.returncode == 0, p.stdout + p.stderr + c.logs()
-        p = run([SWEEP, *args, "-N", "1", "--ppn", "4", *TINY, "--verify"],
-                env=dict(env, MPIMB_FAULT="halo/sendrecv@0"), timeout=400)
-        assert p.returncode == 1 and "FAILED halocompare-N1-ppn4" in p.stderr, p.stdout + p.stderr
-        col = run([COLLECT, "--results", results, "layouts"], env=c.env, timeout=400)
+    results, c = tmp_path / "results", slurm_cluster
+    args = ["--results", results, "--partition", "wide", "--time", "5", "--label", "layouts", "--bindir",
+            bindir("openmpi"), "--launcher", "mpiexec", "--mpiexec", MPIEXEC_OMPI, "--wait"]
+    env = dict(c.env, MPIMB_SWEEP_POLL="1")
+    p = run([SWEEP, *args, "-N", "4", "--ppn", "1", *TINY, "--verify"], env=env, timeout=400)
+    assert p.returncode == 0, p.stdout + p.stderr + c.logs()
+    p = run([SWEEP, *args, "-N", "1", "--ppn", "4", *TINY, "--verify"],
+            env=dict(env, MPIMB_FAULT="halo/sendrecv@0"), timeout=400)
+    assert p.returncode == 1 and "FAILED halocompare-N1-ppn4" in p.stderr, p.stdout + p.stderr
+    col = run([COLLECT, "--results", results, "layouts"], env=c.env, timeout=400)
     assert col.returncode == 0, col.stdout + col.stderr
     with open(results / "layouts" / "collect.tsv", newline="") as f:
         states = {r["config"]: r["status"] for r in csv.DictReader(f, delimiter="\t")}
