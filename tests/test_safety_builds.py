@@ -58,8 +58,8 @@ def test_two_libraries_two_builds_and_install_says_which(clone: Path, tmp_path: 
     src = clone
     # MPICH first: the root binaries are its build, and make says so in one line
     p = sh(["make", "-j2", "MPI=mpich"], src)
-    assert note(p) == ["make: ./collectives ./halocompare ./pingpong ./rma ./threads are now the MPICH build "
-                       "(build/mpich/bin)"], p.stdout[-2000:]
+    assert note(p) == [("make: ./collectives ./halocompare ./pingpong ./rma ./threads are now the MPICH build "
+                       "(build/mpich/bin)")], p.stdout[-2000:]
     assert libmpi(src / "halocompare") == "mpich"
     mpich = digest(src / "build" / "mpich" / "bin")
     v = sh([str(src / "build" / "mpich" / "bin" / "pingpong"), "--version"], tmp_path).stdout.splitlines()
@@ -72,8 +72,8 @@ def test_two_libraries_two_builds_and_install_says_which(clone: Path, tmp_path: 
 
     # the default build (Open MPI here) beside it: the MPICH build stays intact
     p = sh(["make", "-j2"], src)
-    assert note(p) == ["make: ./collectives ./halocompare ./pingpong ./rma ./threads are now the Open MPI build "
-                       "(build/openmpi/bin)"]
+    assert note(p) == [("make: ./collectives ./halocompare ./pingpong ./rma ./threads are now the Open MPI build "
+                       "(build/openmpi/bin)")]
     assert libmpi(src / "halocompare") == "openmpi"
     assert digest(src / "build" / "mpich" / "bin") == mpich
     assert all(libmpi(src / "build" / "mpich" / "bin" / prog) == "mpich" for prog in PROGRAMS)

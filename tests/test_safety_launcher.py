@@ -36,8 +36,8 @@ def test_started_by_the_other_librarys_mpiexec(tmp_path: Path, lib: str, program
     p = run([*launcher(other, 2), str(exe), "--quick"], tmp_path)
     assert p.returncode == 2, p.stderr
     ours = [line for line in p.stderr.splitlines() if line.startswith(f"{program}: ")]
-    assert ours == [f"{program}: built for {NAMES[lib]} but started by {NAMES[other]}'s mpiexec "
-                    f"({SIZE_VAR[other]}=2): use mpiexec.{lib}, or the {other} build (make MPI={other})"], p.stderr
+    assert ours == [(f"{program}: built for {NAMES[lib]} but started by {NAMES[other]}'s mpiexec "
+                    f"({SIZE_VAR[other]}=2): use mpiexec.{lib}, or the {other} build (make MPI={other})")], p.stderr
     assert p.stdout == ""
     assert list(tmp_path.iterdir()) == []  # not even results/
 
