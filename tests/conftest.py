@@ -235,3 +235,30 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
     finally:
         c.stop()
     assert c.alive() == [], f"left running after stop: {c.alive()}"
+
+
+def rank_pid(launcher_pid: int, rank: int) -> int | None:
+    """PID of the given MPI rank among the launcher's descendants (None: not there).  By parent, not by
+    session: MPICH's proxy and ranks each start a session of their own."""
+    parent: dict[int, int] = {}
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit():
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                parent[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    for pid in parent:
+        q = pid
+        while q in parent and q != launcher_pid and q > 1:
+            q = parent[q]
+        if q != launcher_pid or pid == launcher_pid:
+            continue
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for var in (b"OMPI_COMM_WORLD_RANK", b"PMI_RANK"):
+            if var + b"=" + str(rank).encode() in env:
+                return pid
+    return None

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, bindir, launcher
+from conftest import COLUMNS, bindir, launcher, rank_pid
 
 SLOW = ["--time-budget", "0.2", "--min-rep-time", "0.002", "--methods", "irecv-send,irecv-isend,phased,persistent,sendrecv"]
 
@@ -35,21 +35,6 @@ def wait_progress(errfile: Path, tests: int, timeout: float = 120) -> int:
         done = sum(1 for line in errfile.read_text().splitlines() if line.startswith("["))
     assert done >= tests, "the run did not progress:\n" + errfile.read_text()
     return done
-
-
-def rank_pid(session: int, rank: int) -> int:
-    """PID of the given MPI rank among the processes of the job's session."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or os.getsid(int(pid)) != session:
-            continue
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        for var in (b"OMPI_COMM_WORLD_RANK", b"PMI_RANK"):
-            if var + b"=" + str(rank).encode() in env:
-                return int(pid)
-    raise AssertionError(f"rank {rank} not found")
 
 
 def check_rows(out: Path, at_least: int) -> list[str]:
@@ -113,7 +98,9 @@ def test_killed_rank_ends_the_job(tmp_path: Path) -> None:
     p = start("openmpi", 3, out, errfile)
     try:
         done = wait_progress(errfile, 3)
-        os.kill(rank_pid(p.pid, 1), signal.SIGKILL)
+        pid = rank_pid(p.pid, 1)
+        assert pid is not None, "rank 1 not found"
+        os.kill(pid, signal.SIGKILL)
         p.wait(timeout=120)  # no hang: the launcher tears the job down
     finally:
         if p.poll() is None:

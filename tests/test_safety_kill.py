@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, bindir, launcher
+from conftest import COLUMNS, bindir, launcher, rank_pid
 
 ARGS = ["--quick", "--sync", "barrier", "--reps", "12", "--max-reps", "12", "--min-rep-time", "0.002",
         "--methods", "irecv-isend,sendrecv", "--comms", "world,dup,evenodd", "--neighbors", "4"]
@@ -30,31 +30,17 @@ POINTS = 5
 SEED = int(os.environ.get("MPIMB_KILL_SEED", "26"))
 
 
-def rank_pid(launcher_pid: int, rank: int) -> int | None:
-    """PID of the given MPI rank among the launcher's descendants (None: not there).  By parent, not by
-    session: MPICH's proxy and ranks each start a session of their own."""
-    parent: dict[int, int] = {}
-    for pid in os.listdir("/proc"):
-        try:
-            if pid.isdigit():
-                stat = Path(f"/proc/{pid}/stat").read_text()
-                parent[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    for pid in parent:
-        q = pid
-        while q in parent and q != launcher_pid and q > 1:
-            q = parent[q]
-        if q != launcher_pid or pid == launcher_pid:
-            continue
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        for var in (b"OMPI_COMM_WORLD_RANK", b"PMI_RANK"):
-            if var + b"=" + str(rank).encode() in env:
-                return pid
-    return None
+def start(lib: str, exe: Path, out: Path, raw: Path, errfile: Path, env: dict[str, str],
+          victim: int) -> tuple[subprocess.Popen[bytes], int | None, float]:
+    """The job on 2 ranks writing out and raw, its victim rank's PID once it runs, and a 120 s deadline."""
+    with open(errfile, "w") as err:
+        p = subprocess.Popen([*launcher(lib, 2), str(exe), "-o", str(out), "--raw", str(raw), *ARGS],
+                             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env, cwd=out.parent)
+    deadline = time.time() + 120
+    pid = None
+    while p.poll() is None and pid is None and time.time() < deadline:
+        pid = rank_pid(p.pid, victim)
+    return p, pid, deadline
 
 
 def progress(errfile: Path) -> int:
@@ -108,14 +94,8 @@ def test_kill_a_rank_anywhere(tmp_path: Path, lib: str) -> None:
         d.mkdir()
         out, raw, errfile = d / "k.csv", d / "k.raw.csv", d / "err"
         after, pause, victim = rnd.randint(1, 10), rnd.uniform(0, 0.05), rnd.randint(0, 1)
-        with open(errfile, "w") as err:
-            p = subprocess.Popen([*launcher(lib, 2), str(exe), "-o", str(out), "--raw", str(raw), *ARGS],
-                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env, cwd=d)
+        p, pid, deadline = start(lib, exe, out, raw, errfile, env, victim)
         try:
-            deadline = time.time() + 120
-            pid = None
-            while p.poll() is None and pid is None and time.time() < deadline:
-                pid = rank_pid(p.pid, victim)
             while p.poll() is None and progress(errfile) < after and time.time() < deadline:
                 time.sleep(0.005)
             time.sleep(pause)
@@ -141,14 +121,8 @@ def test_kill_between_row_and_samples(tmp_path: Path, lib: str) -> None:
         pytest.skip(f"{exe} not built")
     out, raw, errfile = tmp_path / "k.csv", tmp_path / "k.raw.csv", tmp_path / "err"
     env = {**os.environ, "MPIMB_REPORT": "none", "MPIMB_SELFTEST_ROW_DELAY": "3"}
-    with open(errfile, "w") as err:
-        p = subprocess.Popen([*launcher(lib, 2), str(exe), "-o", str(out), "--raw", str(raw), *ARGS],
-                             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env, cwd=tmp_path)
+    p, pid, deadline = start(lib, exe, out, raw, errfile, env, 0)
     try:
-        deadline = time.time() + 120
-        pid = None
-        while p.poll() is None and pid is None and time.time() < deadline:
-            pid = rank_pid(p.pid, 0)
         while p.poll() is None and len(whole_lines(out)) < 3 and time.time() < deadline:
             time.sleep(0.01)  # header + 2 rows: rank 0 holds the instant after row 2
         assert pid is not None and p.poll() is None, errfile.read_text()
