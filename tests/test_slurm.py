@@ -233,7 +233,7 @@ def check_job_dir(d: Path, config: str, program: str, nodes: int, label: str) ->
     env = dict(line.split("=", 1) for line in (d / "slurm-env.txt").read_text().splitlines() if "=" in line)
     assert env["SLURM_NNODES"] == str(nodes)
     assert env.get("SLURM_ARRAY_JOB_ID", env["SLURM_JOB_ID"]) == job_id.split("_")[0]
-    (csv_path,) = d.glob(f"{program}-{label}-np*.csv")
+    (csv_path,) = (c for c in d.glob(f"{program}-{label}-np*.csv") if not c.name.endswith("-rounds.csv"))
     meta = json.loads(csv_path.with_suffix(".json").read_text())
     assert meta["complete"] is True and meta["label"] == label and meta["nprocs"] == nodes
     assert meta["slurm"]["job_id"] == job_id and meta["slurm"]["job_file"] == "slurm-job.txt"

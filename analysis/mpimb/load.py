@@ -465,12 +465,16 @@ def load_run(path: Path) -> tuple[Run | None, list[str], list[str]]:
 
 
 def is_raw(path: Path) -> bool:
-    """A --raw samples file (raw.schema.json), which belongs to a run and is not read as one."""
+    """A --raw samples file (raw.schema.json) or a rounds file (docs/results-format.md), which belong to a
+    run and are not read as one."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return f.readline().strip() == RAW_HEADER
+            return f.readline().strip() in (RAW_HEADER, ROUNDS_HEADER)
     except OSError:
         return False
+
+
+ROUNDS_HEADER = "group,round,row,pos,time_s"
 
 
 RAW_HEADER = ",".join(schema.columns("raw"))

@@ -6,7 +6,10 @@
 # by mpimb-report.  A SimGrid simulation runs on one core, so separate
 # processes are the only way to use a machine's other cores; simulated time
 # is deterministic, so the pieces give the single command's figures
-# exactly (checked at 4 and 16 ranks; tests/test_simulate.py).
+# exactly when both measure test by test (`-- --group none`; checked at 4
+# and 16 ranks; tests/test_simulate.py).  By default a piece's groups hold
+# one communicator's methods (as --group comm), the single command's every
+# communicator's, and the simulated network state differs by a few 10^-5.
 # The random ordering costs most (minutes per test at 1024 ranks), so its
 # pieces start first.
 #

@@ -4,6 +4,8 @@
  * (or a summary over pairs when there are many ranks). */
 #include "pingpong.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,7 @@ struct shape {
 
 static double value(const struct shape *sh, const struct mb_row *r, double t)
 {
+    if (isnan(t)) return NAN; /* no interval below 6 repetitions: shown as '-' */
     if (!(t > 0)) return 0;
     return sh->rate ? sh->factor * (double)r->bytes / t / 1e6 : t * 1e6;
 }
