@@ -477,6 +477,13 @@ def is_raw(path: Path) -> bool:
 ROUNDS_HEADER = "group,round,row,pos,time_s"
 
 
+def _sidecar(path: Path) -> str:
+    """What a file that belongs to a run is, for the one line that refuses it as a run."""
+    if path.name.endswith(ROUNDS_SUFFIX):
+        return "a rounds file (docs/results-format.md)"
+    return "a --raw samples file (analysis/mpimb/schema/raw.schema.json)"
+
+
 RAW_HEADER = ",".join(schema.columns("raw"))
 
 
@@ -486,8 +493,7 @@ def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], l
     found = expand(paths)
     files = [f for f in found if not is_raw(f)]
     if found and not files:
-        raise InputError(*(f"{f}:1: a --raw samples file (analysis/mpimb/schema/raw.schema.json), not a results CSV; "
-                           "give the run's CSV" for f in found))
+        raise InputError(*(f"{f}:1: {_sidecar(f)}, not a results CSV; give the run's CSV" for f in found))
     runs: list[Run] = []
     probs: list[str] = []
     warns: list[str] = []
