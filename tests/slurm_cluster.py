@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-DAEMONS = ("slurmctld", "slurmd", "sbatch", "srun", "scontrol", "squeue", "scancel", "sinfo")
+DAEMONS = ("slurmctld", "slurmd", "sbatch", "salloc", "srun", "scontrol", "squeue", "scancel", "sinfo")
 
 
 def missing_tools() -> list[str]:
