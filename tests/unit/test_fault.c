@@ -4,6 +4,7 @@
  * undelayed one untouched). */
 #include "check.h"
 #include "internal.h"
+#include "solo.h"
 
 #include <string.h>
 
@@ -32,13 +33,8 @@ static double synthetic(void *state, long iters)
 /* the median time per iteration the timing loop gives a row, under the faults set */
 static double measured(const char *method)
 {
-    static const struct mb_program prog = {.name = "unit"};
     struct mb_run run;
-    memset(&run, 0, sizeof run);
-    run.prog = &prog;
-    run.world = MPI_COMM_WORLD;
-    run.nprocs = 1;
-    for (int d = 0; d < MB_ORDER_DEPTH; d++) run.order_path[d] = -1;
+    solo_run(&run);
     run.opts = (struct mb_opts){.reps = 6, .max_reps = 6, .rel_ci = 0.01, .time_budget = 100, .timeout = 300,
                                 .sync = MB_SYNC_BARRIER};
     struct mb_kernel k = {.comm = MPI_COMM_WORLD, .run_timed = synthetic};
