@@ -481,7 +481,7 @@ int mb_finish(struct mb_run *run)
         if (run->raw) fclose(run->raw);
         fprintf(stderr, "%s: results in %s (+ .json)\n", run->prog->name, run->csv_path);
         if (mb_fault_unmatched())
-            fprintf(stderr, "%s: warning: MPIMB_FAULT's '%s' matched no test (verify faults: only tests --verify checks)\n",
+            fprintf(stderr, "%s: warning: MPIMB_FAULT's '%s' matched no test (a verify fault needs --verify)\n",
                     run->prog->name, mb_fault_unmatched());
         if (run->nfailed)
             fprintf(stderr, "%s: FAILED: %d of %d tests failed verification (first: %s); their rows say verified=no\n",
