@@ -74,7 +74,7 @@ def test_sigterm_right_after_a_row(tmp_path: Path, lib: str) -> None:
     if not exe.exists():
         pytest.skip(f"{exe} not built")
     out = tmp_path / "r.csv"
-    env = {**os.environ, "MPIMB_SELFTEST_ROW_DELAY": "2"}
+    env = {**os.environ, "MPIMB_FAULT": "row-delay:2"}
     p = subprocess.Popen([str(exe), "-o", str(out), "--quick"], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:

@@ -153,7 +153,7 @@ def test_killed_run_never_has_rounds_ahead_of_rows(tmp_path: Path) -> None:
     out = tmp_path / "k.csv"
     cmd = [*launcher("mpich", 2), str(exe), "-o", str(out), "--comms", ",".join(COMMS), "--methods",
            ",".join(METHODS), "--tests", "halo", *SMALL]
-    env = dict(os.environ, MPIMB_SELFTEST_ROW_DELAY="0.3", MPIMB_REPORT="none")
+    env = dict(os.environ, MPIMB_FAULT="row-delay:0.3", MPIMB_REPORT="none")
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
         deadline = time.time() + 120

@@ -36,7 +36,7 @@ def test_kill_between_row_and_samples(tmp_path: Path, lib: str) -> None:
     if not exe.exists():
         pytest.skip(f"{exe} not built")
     out, raw, errfile = tmp_path / "k.csv", tmp_path / "k.raw.csv", tmp_path / "err"
-    env = {**os.environ, "MPIMB_REPORT": "none", "MPIMB_SELFTEST_ROW_DELAY": "3"}
+    env = {**os.environ, "MPIMB_REPORT": "none", "MPIMB_FAULT": "row-delay:3"}
     p, pid, deadline = start(lib, exe, out, raw, errfile, env, 0)
     try:
         while p.poll() is None and len(whole_lines(out)) < 3 and time.time() < deadline:

@@ -10,7 +10,7 @@ the recursive-doubling barrier scripts/simulate configures (both ranks leave
 after one exchange), one latency for the linear barrier Open MPI also uses
 (the root releases the others by message).
 
-MPIMB_CLOCK_FAULT gives every rank r a clock r * (OFFSET + DRIFT * t) off
+MPIMB_FAULT=clock:OFFSET:DRIFT gives every rank r a clock r * (OFFSET + DRIFT * t) off
 the simulated global one, so the synchronisation has offsets and drifts to
 find: the results must not change.
 """
@@ -64,7 +64,7 @@ def test_window_exact_barrier_off_by_skew(tmp_path: Path, barrier: str, skew: fl
 @needs_smpi
 def test_clock_fault_two_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rank 1's clock 1 ms ahead and 10 ppm fast: learned, and the figures stay exact."""
-    monkeypatch.setenv("MPIMB_CLOCK_FAULT", "0.001:1e-5")
+    monkeypatch.setenv("MPIMB_FAULT", "clock:0.001:1e-5")
     run = allreduce(tmp_path, "fault", "two-node", 2, "--cfg", "smpi/barrier:ompi_basic_linear", sync="window")
     rows = [r for r in check_schema(run, "collectives", 2) if r["method"] == "library"]
     sync = run.meta()["sync"]
@@ -79,7 +79,7 @@ def test_clock_fault_two_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 @needs_smpi
 def test_clock_fault_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Six ranks (a tree that is not a power of two), each clock r ms off: every rank finds rank 0's time."""
-    monkeypatch.setenv("MPIMB_CLOCK_FAULT", "0.001:1e-5")
+    monkeypatch.setenv("MPIMB_FAULT", "clock:0.001:1e-5")
     out = tmp_path / "t.csv"
     p = simulate("collectives", "-n", "6", "--platform", "fat-tree", "--exact", "--", "-o", str(out), "--tests",
                  "bcast,allreduce", "-m", "8:4K", "--sync", "window", "--min-rep-time", "0", "--reps", "5",

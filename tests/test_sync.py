@@ -105,8 +105,9 @@ def test_defaults(tmp_path: Path) -> None:
 
 
 def test_clock_fault_is_a_usage_error(tmp_path: Path) -> None:
-    check_bad_input("collectives", ["--quick"], "collectives: MPIMB_CLOCK_FAULT must be OFFSET[:DRIFT] in seconds "
-                    "(a test hook)", tmp_path, env={"MPIMB_CLOCK_FAULT": "soon"}, exact=True)
+    check_bad_input("collectives", ["--quick"], "collectives: MPIMB_FAULT: 'clock:soon' is not clock:OFFSET[:DRIFT] "
+                    "in seconds (docs/architecture.md, \"Fault injection\")", tmp_path, env={"MPIMB_FAULT": "clock:soon"},
+                    exact=True)
 
 
 # ------------------------------------------------------------ sweep budget

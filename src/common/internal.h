@@ -8,11 +8,15 @@ void mb_row_desc(const struct mb_run *run, const struct mb_row *row, char *buf, 
 /* Counts a failed verification; the run goes on and mb_finish exits 1. */
 void mb_record_failure(struct mb_run *run, const struct mb_row *row);
 
-/* fault.c: MPIMB_FAULT=TEST[/METHOD][@RANK] makes verification of the
- * matching tests fail on purpose (tests of the suite itself). */
-const char *mb_fault_parse(const char *spec); /* NULL or why spec is bad */
-int mb_fault_here(const struct mb_run *run, const struct mb_row *row);
-int mb_fault_matched(void); /* did any test match? */
+/* fault.c: MPIMB_FAULT, the one fault injection for tests of the suite
+ * itself (verify, delay, clock and row-delay faults; grammar in fault.c). */
+const char *mb_fault_parse(const char *spec); /* NULL or why spec is bad (one line) */
+int mb_fault_here(const struct mb_run *run, const struct mb_row *row); /* verify: send stale data here? */
+double mb_fault_delay(const struct mb_row *row); /* delay: the fraction a repetition takes longer, or 0 */
+double mb_fault_spin(double seconds);            /* busy-waits that long; returns the time it took */
+void mb_fault_clock(double *offset, double *drift); /* clock: the error per world rank, seconds (0, 0: none) */
+double mb_fault_row_delay(void);                    /* row-delay: seconds (0: none) */
+const char *mb_fault_unmatched(void); /* a verify or delay fault that matched no test, as given, or NULL */
 
 /* run.c: the pieces of mb_init / mb_finish that libmpimb-prof.so reuses */
 char *mb_cmdline_json(int argc, char **argv); /* argv as a JSON array (malloc'd) */
@@ -69,8 +73,7 @@ double mb_sync_error(void); /* the last check's */
 double mb_sync_global(double local);
 double mb_sync_local(double global);
 double mb_sync_now(void);
-double mb_sync_clock(void); /* this rank's clock: MPI_Wtime(), plus MPIMB_CLOCK_FAULT's error (tests) */
-const char *mb_sync_fault_parse(const char *spec); /* NULL or why MPIMB_CLOCK_FAULT is bad */
+double mb_sync_clock(void); /* this rank's clock: MPI_Wtime(), plus a clock fault's error (MPIMB_FAULT, tests) */
 void mb_sync_wait(double local_target); /* until mb_sync_clock() reaches it */
 /* Whether this test starts its repetitions on windows (the same on every
  * rank): --sync, and under the automatic choice the error against rep,

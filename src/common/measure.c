@@ -25,6 +25,15 @@ static double run_once(const struct mb_kernel *k, long iters)
     return MPI_Wtime() - t;
 }
 
+/* A timed repetition: run_once, then, where a delay fault names the test
+ * (MPIMB_FAULT=delay:FRACTION/..., fault.c), a spin of FRACTION x the run's
+ * own time inside the timed time, so the repetition is really that much longer. */
+static double run_rep(const struct mb_kernel *k, long iters, double delay)
+{
+    double t = run_once(k, iters);
+    return delay > 0 ? t + mb_fault_spin(delay * t) : t;
+}
+
 /* One verified iteration per pass; returns 0 or 1 (identical on all ranks).
  * A rank the fault injection (MPIMB_FAULT) names fills its send data for
  * another iteration: stale data, as a protocol bug would deliver, which the
@@ -172,6 +181,7 @@ struct member {
     long K;
     int pair;              /* a paired reference (ref_timed) */
     int failed;            /* verification */
+    double delay;          /* a delay fault's fraction (MPIMB_FAULT, tests), else 0 */
     double rep[2];         /* one repetition's time and wall time at K (slowest rank) */
     double budget;         /* this test's own budget (the group's is the sum) */
     double w;              /* window length (--sync window) */
@@ -194,6 +204,7 @@ static int prepare(struct mb_run *run, struct member *m, int grouped)
         mb_watchdog_arm(o->timeout, desc);
     }
     m->pair = k->ref_timed != NULL;
+    m->delay = mb_fault_delay(row);
     if (o->verify && k->fill && k->check) {
         m->failed = verify(run, k, row);
         if (m->failed) mb_record_failure(run, row);
@@ -316,13 +327,13 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
                     double target = mb_sync_local(start + (double)i * W + off);
                     int late = mb_sync_clock() > target;
                     mb_sync_wait(target);
-                    double s = run_once(k, x->K) / (double)x->K, wall = mb_sync_clock() - target;
+                    double s = run_rep(k, x->K, x->delay) / (double)x->K, wall = mb_sync_clock() - target;
                     *t = late ? s + LATE : s;
                     if (wall > x->slowest) x->slowest = wall;
                     off += x->w;
                 } else {
                     MPI_Barrier(k->comm);
-                    *t = run_once(k, x->K) / (double)x->K;
+                    *t = run_rep(k, x->K, x->delay) / (double)x->K;
                     if (x->pair) {
                         MPI_Barrier(k->comm);
                         loc[refs0 + perm[p] * batch + i] = k->ref_timed(k->state, x->K) / (double)x->K;

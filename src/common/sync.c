@@ -21,9 +21,9 @@
  * rank 0's (offsets add up along the tree's paths): that is the sync error
  * a row reports.
  *
- * MPIMB_CLOCK_FAULT=OFFSET[:DRIFT] (tests): world rank r's clock reads
- * r * (OFFSET + DRIFT * t) seconds more than MPI_Wtime's t, so that on a
- * simulated platform, where MPI_Wtime is one global clock, the algorithm
+ * MPIMB_FAULT=clock:OFFSET[:DRIFT] (tests, fault.c): world rank r's clock
+ * reads r * (OFFSET + DRIFT * t) seconds more than MPI_Wtime's t, so that on
+ * a simulated platform, where MPI_Wtime is one global clock, the algorithm
  * still has offsets and drifts to find. */
 #include "internal.h"
 
@@ -38,23 +38,10 @@ static struct {
     double offset, slope, t_fit;
     double fx[FITS], fy[FITS], fh[FITS]; /* fit points: local time, offset to the parent, half-width */
     int nfit;
-    double fault_offset, fault_drift; /* MPIMB_CLOCK_FAULT, times the world rank */
+    double fault_offset, fault_drift; /* the clock fault's (fault.c), times the world rank */
     double error, resolution, first_error, worst_error, barrier_skew;
     long window_rows, barrier_rows, rejected;
 } S;
-
-const char *mb_sync_fault_parse(const char *spec)
-{
-    if (!spec || !*spec) return NULL;
-    char *end;
-    double off = strtod(spec, &end), drift = 0;
-    if (end != spec && *end == ':') drift = strtod(end + 1, &end);
-    if (end == spec || *end || !isfinite(off) || !isfinite(drift))
-        return "MPIMB_CLOCK_FAULT must be OFFSET[:DRIFT] in seconds (a test hook)";
-    S.fault_offset = off;
-    S.fault_drift = drift;
-    return NULL;
-}
 
 double mb_sync_clock(void)
 {
@@ -218,6 +205,7 @@ void mb_sync_start(struct mb_run *run)
 {
     int *flag = NULL, found = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &flag, &found);
+    mb_fault_clock(&S.fault_offset, &S.fault_drift);
     S.global = found && flag && *flag && !S.fault_offset && !S.fault_drift; /* the same on every rank */
     S.fault_offset *= run->rank;
     S.fault_drift *= run->rank;

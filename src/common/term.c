@@ -102,13 +102,12 @@ static void end_update(void)
     if (deferred && claim(LEAVING)) leave();
 }
 
-/* Self-test hook (tests/test_faults.py): MPIMB_SELFTEST_ROW_DELAY=S holds
- * the moment between a row reaching the CSV and the metadata counting it
- * open for S seconds, so a test can send SIGTERM inside it. */
+/* Self-test hook (tests/test_faults.py): MPIMB_FAULT=row-delay:S (fault.c)
+ * holds the moment between a row reaching the CSV and the metadata counting
+ * it open for S seconds, so a test can send SIGTERM inside it. */
 static void hold_window(void)
 {
-    const char *s = getenv("MPIMB_SELFTEST_ROW_DELAY");
-    double d = s ? atof(s) : 0;
+    double d = mb_fault_row_delay();
     if (d > 0) pause_for((time_t)d, (long)((d - (double)(time_t)d) * 1e9));
 }
 

@@ -12,6 +12,7 @@
  * the CSV, as many rounds as each row's reps, each round a permutation. */
 #include "check.h"
 #include "internal.h"
+#include "solo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,7 +73,6 @@ static void ratio_ci(double *x, int n, double *med, double *lo, double *hi)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    static const struct mb_program prog = {.name = "unit"};
     char csv[] = "/tmp/mpimb-test-group-XXXXXX", path[64], rounds[80];
     int fd = mkstemp(csv);
     CHECK(fd >= 0);
@@ -80,14 +80,10 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s.csv", csv);
     snprintf(rounds, sizeof rounds, "%s-rounds.csv", csv);
     struct mb_run run;
-    memset(&run, 0, sizeof run);
-    run.prog = &prog;
-    run.world = MPI_COMM_WORLD;
-    run.nprocs = 1;
+    solo_run(&run);
     run.csv_path = path;
     run.csv = fopen(path, "w");
     mb_csv_header(run.csv);
-    for (int d = 0; d < MB_ORDER_DEPTH; d++) run.order_path[d] = -1;
     /* K = 1 (no calibration), no warm-up: every kernel call is one repetition */
     run.opts = (struct mb_opts){.reps = 10, .max_reps = 40, .rel_ci = 0.01, .time_budget = 100, .timeout = 300,
                                 .sync = MB_SYNC_BARRIER, .order_seed = 42};

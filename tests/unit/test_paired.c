@@ -6,6 +6,7 @@
  * subtraction) gives an interval as wide as the disturbance. */
 #include "check.h"
 #include "internal.h"
+#include "solo.h"
 
 #include <math.h>
 #include <string.h>
@@ -36,12 +37,8 @@ static double reference(void *state, long iters)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    static const struct mb_program prog = {.name = "unit"};
     struct mb_run run;
-    memset(&run, 0, sizeof run);
-    run.prog = &prog;
-    run.world = MPI_COMM_WORLD;
-    run.nprocs = 1;
+    solo_run(&run);
     run.opts = (struct mb_opts){.reps = 10, .max_reps = 40, .rel_ci = 0.01, .time_budget = 100, .sync = MB_SYNC_BARRIER};
     struct synth st = {0};
     double ref_med = -1;
