@@ -39,7 +39,7 @@ def check_halo_run(run, n: int) -> None:  # type: ignore[no-untyped-def]
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "halocompare", n)
     halo = [r for r in rows if r["test"] == "halo"]
-    assert len(halo) == len(COMMS) * 5 * 2 * 2
+    assert len(halo) == len(COMMS) * len(P2P.split(",")) * 2 * 2
     assert {(r["comm"], r["method"], r["neighbors"], r["periodic"]) for r in halo} == {
         (c, m, nb, p) for c in COMMS for m in P2P.split(",") for nb in ("4", "8") for p in ("0", "1")
     }

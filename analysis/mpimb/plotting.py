@@ -8,7 +8,7 @@ import io
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -49,22 +49,33 @@ def pyplot() -> Any:
 
 @dataclass
 class Plot:
+    """A rendered plot: its PNG at once, its SVG on first use (only `mpimb-report plot` writes SVG;
+    the reports embed PNG, and an SVG costs a full redraw of the figure)."""
+
     name: str
     title: str
     png: bytes
-    svg: bytes
+    fig: Figure | None = field(default=None, repr=False, compare=False)
+    _svg: bytes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def svg(self) -> bytes:
+        if self._svg is None:
+            s = io.BytesIO()
+            if self.fig is not None:
+                self.fig.savefig(s, format="svg", metadata={"Date": None})
+            self._svg, self.fig = s.getvalue(), None
+        return self._svg
 
 
 def save(fig: Figure, name: str, title: str, svg: bool = True, tight: bool = True) -> Plot:
+    """The Plot of fig (closed in pyplot: a closed figure still renders); svg=False: PNG only."""
     if tight:
         fig.tight_layout()
     b = io.BytesIO()
     fig.savefig(b, format="png", dpi=100, pil_kwargs={"compress_level": 3})
-    s = io.BytesIO()
-    if svg:
-        fig.savefig(s, format="svg", metadata={"Date": None})
     pyplot().close(fig)
-    return Plot(re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_"), title, b.getvalue(), s.getvalue())
+    return Plot(re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_"), title, b.getvalue(), fig if svg else None)
 
 
 def context(g: pd.DataFrame) -> str:
