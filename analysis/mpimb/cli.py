@@ -60,7 +60,7 @@ def _outputs(a: argparse.Namespace) -> list[tuple[str, str, bool]]:
 
 def _usage_problem(a: argparse.Namespace) -> str | None:
     """The first usage error the parser cannot see: a value out of its vocabulary, an output that
-    cannot be written or that would overwrite another output."""
+    cannot be written or that would overwrite an input or another output."""
     if a.cmd == "compare":
         if len(a.sets) < 2:
             return "compare needs at least two result sets (A B [C...])"
@@ -74,7 +74,10 @@ def _usage_problem(a: argparse.Namespace) -> str | None:
         why = _unwritable(opt, path, directory)
         if why:
             return why
-    seen: dict[Path, str] = {}
+    inputs = [Path(x) for x in getattr(a, "paths", None) or getattr(a, "sets", None) or []]
+    seen: dict[Path, str] = {x.resolve(): f"the input {x}" for x in inputs if x.is_file()}
+    seen.update({x.with_suffix(".json").resolve(): f"the input {x.with_suffix('.json')}" for x in inputs
+                 if x.is_file() and x.suffix == ".csv"})
     for opt, path, _ in outs:
         real = Path(path).resolve()
         if real in seen:

@@ -58,9 +58,10 @@ def esc(s: object) -> str:
 
 
 def md_text(s: object) -> str:
-    """Free text for Markdown: HTML's special characters as entities, so a label like '<script>' or
-    '<img onerror=...>' shows as text and never as a tag (CommonMark decodes the entities)."""
-    return html.escape(str(s), quote=False)
+    """Free text for Markdown: '&' and '<' as entities, so a label like '<script>' or '<img onerror=...>'
+    shows as text and never as a tag or an autolink (CommonMark decodes the entities); '>' opens
+    nothing and stays as it is."""
+    return str(s).replace("&", "&amp;").replace("<", "&lt;")
 
 
 def md_cell(s: object) -> str:

@@ -57,15 +57,16 @@ def test_compare_method_nobody_measured_is_said(tmp_path: Path, capsys: pytest.C
     (["report", EQUAL, "-o", "{tmp}/file/r.html"], "is not a directory"),
     (["plot", EQUAL, "-o", "{tmp}/file"], "not a directory"),
     (["profile", EQUAL, "-o", ""], "-o: an empty path"),
+    (["report", "{tmp}/file", "-o", "{tmp}/file"], "the input {tmp}/file and -o name the same file"),
 ])
 def test_output_paths_are_usage_errors(args: list[str], says: str, tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    """One line, exit 2, nothing written (a traceback or '[Errno 21]' with exit 1 before)."""
+    """One line, exit 2, nothing written nor overwritten (a traceback or '[Errno 21]' with exit 1 before)."""
     (tmp_path / "file").write_text("x")
     r = cli(*[a.replace("{tmp}", str(tmp_path)) for a in args], capsys=capsys)
     assert r.rc == 2, (r.rc, r.err)
-    assert len(r.err.splitlines()) == 1 and says in r.err and "Errno" not in r.err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    assert len(r.err.splitlines()) == 1 and says.replace("{tmp}", str(tmp_path)) in r.err and "Errno" not in r.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"] and (tmp_path / "file").read_text() == "x"
 
 
 # ---------------------------------------------------------------- the profile's title
