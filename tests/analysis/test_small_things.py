@@ -34,9 +34,7 @@ def test_compare_method_outside_the_vocabulary(tmp_path: Path, capsys: pytest.Ca
 
 def test_compare_method_nobody_measured_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A known method without rows: the orderings table cannot be drawn, and a warning says so."""
-    out = tmp_path / "c.html"
-    r = cli("compare", EQUAL, OVERSUB, "-o", str(out), capsys=capsys)
-    assert r.rc == 0 and "Cross-system: halo irecv-isend" in r.out and "rank orderings table" not in r.err
+    out = tmp_path / "c.html"  # (a measured method: the table is printed, test_report_fixtures.py)
     r = cli("compare", EQUAL, OVERSUB, "--method", "rma-fence-put", "-o", str(out), capsys=capsys)
     assert r.rc == 0, r.err
     assert "Cross-system" not in r.out
