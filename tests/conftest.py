@@ -5,6 +5,7 @@ the CSV + JSON it wrote."""
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 import shutil
@@ -167,13 +168,23 @@ def text_table(stdout: str, title: str) -> list[list[str]]:
             continue
         break
     out = [s.split() for s in blocks[0]]
+
+    def head(block: list[str]) -> list[str]:
+        return next((s.split() for s, nxt in itertools.pairwise(block) if set(nxt) == {"-"}), [])
+
     for b in blocks[1:]:
+        # the row-naming columns open every block (column 0, or more: mpimb-report's Table.keys): as many
+        # header words as the blocks share at their start, of which a row repeats those it has
+        keys = next((i for i, (x, y) in enumerate(zip(head(b), head(blocks[0]))) if x != y), 1) or 1
         for row, s in zip(out, b):
             words = s.split()
             if s.startswith(" "):  # group labels: a continued group's name is not repeated
                 row += [] if words[-1] == "(cont.)" else words
             elif set(s) != {"-"}:
-                row += words[1:]  # the row label (column 0) is repeated in every block
+                n = 1
+                while n < min(keys, len(words), len(row)) and words[n] == row[n]:
+                    n += 1
+                row += words[n:]
     return out
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, schema
 from .keys import failed_banner, prepared
 from .load import InputError, frame, load
+from .render import md_text
 
 PROG = "mpimb-report"
 
@@ -18,6 +20,70 @@ class _Parser(argparse.ArgumentParser):
         """One line on stderr, exit 2 (no usage dump)."""
         sys.stderr.write(f"{PROG}: {message} (see '{PROG} --help')\n")
         sys.exit(2)
+
+
+def _unwritable(opt: str, path: str, directory: bool = False) -> str | None:
+    """Why an output path given with opt cannot be written (one line), or None: checked before any
+    file is read, so a usage error costs nothing and writes nothing."""
+    if not path.strip():
+        return f"{opt}: an empty path"
+    p = Path(path)
+    if directory:
+        if p.exists() and not p.is_dir():
+            return f"{opt} {path}: not a directory"
+    elif p.is_dir() or path.endswith(("/", os.sep)):
+        return f"{opt} {path}: is a directory (give a file name)"
+    base = p if directory else p.parent
+    while not base.exists():  # the directories the writer creates
+        base = base.parent
+    if not base.is_dir():
+        return f"{opt} {path}: {base} is not a directory"
+    if not os.access(base, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        return f"{opt} {path}: cannot be written (permission denied)"
+    return None
+
+
+def _outputs(a: argparse.Namespace) -> list[tuple[str, str, bool]]:
+    """(option, path, is a directory) of every file or directory the command writes."""
+    out = getattr(a, "output", None)
+    if out is None:
+        return []
+    if a.cmd == "plot":
+        return [("-o", out, True)]
+    got = [("-o", out, False)]
+    if a.cmd == "compare" and Path(out).name:
+        got.append(("the Markdown twin of -o (its .md)", str(Path(out).with_suffix(".md")), False))
+        if a.csv is not None:
+            got.append(("--csv", a.csv, False))
+    return got
+
+
+def _usage_problem(a: argparse.Namespace) -> str | None:
+    """The first usage error the parser cannot see: a value out of its vocabulary, an output that
+    cannot be written or that would overwrite an input or another output."""
+    if a.cmd == "compare":
+        if len(a.sets) < 2:
+            return "compare needs at least two result sets (A B [C...])"
+        if a.max_rows < 1 or a.max_plots < 0:
+            return "--max-rows must be >= 1 and --max-plots >= 0"
+        known = list(schema.method_families("halocompare"))
+        if a.method not in known:
+            return f"--method {a.method}: not a halocompare method (one of {', '.join(known)})"
+    outs = _outputs(a)
+    for opt, path, directory in outs:
+        why = _unwritable(opt, path, directory)
+        if why:
+            return why
+    inputs = [Path(x) for x in getattr(a, "paths", None) or getattr(a, "sets", None) or []]
+    seen: dict[Path, str] = {x.resolve(): f"the input {x}" for x in inputs if x.is_file()}
+    seen.update({x.with_suffix(".json").resolve(): f"the input {x.with_suffix('.json')}" for x in inputs
+                 if x.is_file() and x.suffix == ".csv"})
+    for opt, path, _ in outs:
+        real = Path(path).resolve()
+        if real in seen:
+            return f"{seen[real]} and {opt} name the same file {path}: one would overwrite the other"
+        seen[real] = opt
+    return None
 
 
 def _warn(lines: list[str]) -> None:
@@ -63,10 +129,10 @@ def cmd_table(a: argparse.Namespace) -> int:
         text_out = html_page("mpimb tables", "<main>" + banners(runs, [], df) + findings_html(found) + body +
                              "</main>")
     elif a.format in ("text", "markdown"):
-        head = (f"**{banner}**\n\n" if a.format == "markdown" else f"{banner}\n\n") if banner else ""
+        head = (f"**{md_text(banner)}**\n\n" if a.format == "markdown" else f"{banner}\n\n") if banner else ""
         ftext = text(found)
         if a.format == "markdown" and ftext:
-            ftext = ftext.replace("\n- ", "\n\n- ").replace("\n  ", " ")
+            ftext = md_text(ftext.replace("\n- ", "\n\n- ").replace("\n  ", " "))
         text_out = head + (ftext + sep if ftext else "") + body
     else:  # latex and csv stay machine-readable: the FAILED cells say it
         text_out = body
@@ -219,7 +285,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--max-plots", type=int, default=12, metavar="N", help="overlaid plots at most; default 12")
     c.add_argument("--csv", metavar="FILE", help="also write every ratio (with its CI) to this CSV file")
     c.add_argument("--method", default="irecv-isend", metavar="M",
-                   help="halo method of the machines × orderings table (irecv-isend)")
+                   help="halo method of the machines × orderings table (irecv-isend; one of halocompare's "
+                   "methods: " + ", ".join(schema.method_families("halocompare")) + ")")
     c.add_argument("--neighbors", type=int, choices=[4, 8], default=4, help="its stencil: 4 or 8 neighbours (4)")
     c.add_argument("--periodic", choices=["no", "yes"], default="no", help="its mesh: periodic or not (no)")
     c.set_defaults(fn=cmd_compare)
@@ -244,11 +311,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
-    if a.cmd == "compare" and len(a.sets) < 2:
-        sys.stderr.write(f"{PROG}: compare needs at least two result sets (A B [C...])\n")
-        return 2
-    if a.cmd == "compare" and (a.max_rows < 1 or a.max_plots < 0):
-        sys.stderr.write(f"{PROG}: --max-rows must be >= 1 and --max-plots >= 0\n")
+    problem = _usage_problem(a)
+    if problem:
+        sys.stderr.write(f"{PROG}: {problem} (see '{PROG} {a.cmd} --help')\n")
         return 2
     try:
         return int(a.fn(a))

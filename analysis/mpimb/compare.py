@@ -16,7 +16,6 @@ shows as FAILED and takes part in no ratio."""
 
 from __future__ import annotations
 
-import html
 import math
 from pathlib import Path
 from typing import Any
@@ -28,10 +27,10 @@ from . import crosssystem, schema
 from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
 from .keys import KEYS, failed_banner, resolve_duplicates, split_sync
 from .load import Run, frame, groups, short_library
-from .page import banners, esc, html_page, img, meta_fields, meta_table, oversubscribed_banner
+from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
 from .plots import P2P, compare_plots
 from .plotting import Plot
-from .render import FAILED, Table, fmt, fmt_bytes
+from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
 from .units import units, value
 
 KEY = KEYS
@@ -206,7 +205,7 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
             notes.append(f"{max_rows} of {n_all} configurations shown (FAILED, significant and largest differences "
                          f"first); --csv FILE writes every ratio.")
         out.append(Table(f"{prog} {test}: values side by side, and time ratio to {A} (< 1: faster than {A})",
-                         header, rows, grp, notes, kind="ratio", program=str(prog)))
+                         header, rows, grp, notes, kind="ratio", program=str(prog), keys=2))
     return out
 
 
@@ -348,7 +347,8 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
                   max_rows: int = 40, max_plots: int = 12, csv_path: Path | None = None,
                   choice: crosssystem.Choice | None = None) -> tuple[Path, str, list[str]]:
     """Writes out (HTML), its Markdown twin and, with csv_path, every ratio; returns the Markdown path,
-    the text to print (the FAILED banner and the cross-system table) and the repeated-run warnings."""
+    the text to print (the FAILED banner and the cross-system table) and the warnings found here
+    (repeated runs, a --method / stencil no machine measured)."""
     machines = machine_names(sets)
     names = list(machines.values())
     parts = []
@@ -365,9 +365,13 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     if csv_path is not None:
         # the CSV's columns as documented (docs/report.md): the judging inputs stay out
         keep = [c for c in w.columns if not c.startswith(("lo@", "hi@", "reps@", "over@", "few@", "oversub@"))]
-        w[keep].to_csv(csv_path, index=False)
-    cross = crosssystem.table(pf.rename(columns={"set": "machine", "value": "rate"}), names,
-                              choice or crosssystem.Choice())
+        write_csv(w[keep], csv_path)
+    choice = choice or crosssystem.Choice()
+    cross = crosssystem.table(pf.rename(columns={"set": "machine", "value": "rate"}), names, choice)
+    if cross is None and ((pf["program"] == "halocompare") & (pf["test"] == "halo")).any():
+        none = (f"no halocompare halo result for --method {choice.method}, {choice.neighbors} neighbours, "
+                f"{'periodic' if choice.periodic else 'non-periodic'}: no machines × rank orderings table")
+        dup, warns = dup + [none], warns + [none]
     talk = crosssystem.at_talk_size(pf)
     tt = talk_table(talk, names)
     tables = ([tt] if tt else []) + [per_test(w, names)] + ratio_tables(w, names, max_rows)
@@ -415,11 +419,10 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
               f"faster; * = the 95% confidence intervals do not overlap")
     body = ["<main>", banners(runs, warns, df)]
     if cross:
-        body.append('<section id="cross-system"><h2>Machines × rank orderings</h2><div class="scroll">'
-                    + cross.html() + "</div></section>")
+        body.append('<section id="cross-system"><h2>Machines × rank orderings</h2>' + cross.html() + "</section>")
     body.append('<section id="summary"><h2>Summary</h2><ul class="summary">')
     for line in summ:
-        li = html.escape(line.strip())
+        li = esc(line.strip())
         body.append(f"<li>{li}</li>" if not line.startswith("  ") else f'<li style="margin-left:24px">{li}</li>')
     body.append("</ul></section>")
     body.append('<section id="metadata"><h2>Machines and settings</h2>' + meta_table(metas, diff=True) +
@@ -430,7 +433,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
     body.append('<section id="ratios"><h2>Values and ratios</h2><p class="note">Each machine\'s value side by side, '
                 f"then the time ratio to {esc(names[0])}: green ↓ significantly faster, red ↑ significantly slower. "
                 f"{esc(_every(csv_path))}</p>")
-    body += [f'<div class="scroll">{t.html()}</div>' for t in tables]
+    body += [t.html() for t in tables]
     body.append("</section></main>")
     out.write_text(html_page(title, "".join(body), sub), encoding="utf-8")
 
@@ -439,37 +442,39 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
               metas: list[tuple[str, dict[str, Any]]], stat: str, sim: bool, csv_path: Path | None,
               cross: Table | None, banner: str, obanner: str = "") -> None:
     pdir = Path(f"{md.with_suffix('')}-plots")
-    lines = [f"# mpimb comparison: {' vs '.join(names)}", ""]
+    lines = [f"# mpimb comparison: {md_text(' vs '.join(names))}", ""]
     if banner:
-        lines += ["> **" + banner.splitlines()[0] + "**", *[f"> - {x.strip()}" for x in banner.splitlines()[1:]], ""]
+        lines += ["> **" + md_text(banner.splitlines()[0]) + "**",
+                  *[f"> - {md_text(x.strip())}" for x in banner.splitlines()[1:]], ""]
     if obanner:
-        lines += [f"> **{obanner}**", ""]
+        lines += [f"> **{md_text(obanner)}**", ""]
     if sim:
         lines += ["> **SIMULATED RESULTS** in at least one set (SimGrid SMPI), not real hardware.", ""]
     if any(m.get("source") == "published" for _, m in metas):
         lines += ["> **PUBLISHED FIGURES** in at least one set: transcribed from a publication, not measured.", ""]
-    lines += [(f"Reference (A) = {names[0]}; statistic: {stat}; ratios are time(X)/time(A), < 1 = faster; "
-              "`*` = the 95% confidence intervals do not overlap."), ""]
+    lines += [md_text(f"Reference (A) = {names[0]}; statistic: {stat}; ratios are time(X)/time(A), < 1 = faster; ")
+              + "`*` = the 95% confidence intervals do not overlap.", ""]
     if cross:
         lines += ["## Machines × rank orderings", "", cross.markdown(), ""]
     lines += ["## Summary", ""]
-    lines += [("    - " if s.startswith("  ") else "- ") + s.strip() for s in summ]
+    lines += [("    - " if s.startswith("  ") else "- ") + md_text(s.strip()) for s in summ]
     lines += ["", "## Machines and settings", ""]
     fields = [meta_fields(m) for _, m in metas]
     keys = list(dict.fromkeys(k for f in fields for k in f))
-    lines.append("| | " + " | ".join(n for n, _ in metas) + " |")
+    lines.append("| | " + " | ".join(md_cell(n) for n, _ in metas) + " |")
     lines.append("|---|" + "---|" * len(metas))
     for k in keys:
-        vals = [f.get(k, "—").replace("|", "\\|") for f in fields]
+        vals = [md_cell(f.get(k, "—")) for f in fields]
         mark = " **(differs)**" if len(set(vals)) > 1 and k not in ("run id", "start (UTC)") else ""
-        lines.append(f"| {k}{mark} | " + " | ".join(vals) + " |")
+        lines.append(f"| {md_cell(k)}{mark} | " + " | ".join(vals) + " |")
     if plots:
         pdir.mkdir(parents=True, exist_ok=True)
         lines += ["", "## Overlaid results", ""]
         for p in plots:
             (pdir / f"{p.name}.png").write_bytes(p.png)
-            lines.append(f"![{p.title.replace(chr(10), ' ')}]({pdir.name}/{p.name}.png)")
-    lines += ["", "## Values and ratios", "", _every(csv_path), ""]
+            alt = md_text(" ".join(p.title.split())).replace("[", "\\[").replace("]", "\\]")
+            lines.append(f"![{alt}]({pdir.name}/{p.name}.png)")
+    lines += ["", "## Values and ratios", "", md_text(_every(csv_path)), ""]
     for t in tables:
         lines += [t.markdown()]
     md.write_text("\n".join(lines) + "\n", encoding="utf-8")

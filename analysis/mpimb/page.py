@@ -4,7 +4,6 @@ OVERSUBSCRIBED, warnings) and the findings section, shared by report, compare an
 from __future__ import annotations
 
 import base64
-import html
 import re
 from datetime import datetime, timezone
 from typing import Any
@@ -16,7 +15,7 @@ from .judge import OVERSUBSCRIBED, Finding
 from .keys import failed_lines
 from .load import Run, short_library
 from .plotting import Plot
-from .render import heat_colour
+from .render import esc, heat_colour
 from .schema import MIN_REPS_FOR_CI
 
 CSS = """
@@ -26,13 +25,13 @@ CSS = """
 body { margin:0; font: 14px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
   color: var(--fg); background: var(--bg); }
 header.top { background: #14213d; color: #fff; padding: 22px 40px 18px; }
-header.top h1 { margin: 0 0 4px; font-size: 22px; font-weight: 600; }
+header.top h1 { margin: 0 0 4px; font-size: 22px; font-weight: 600; overflow-wrap: anywhere; }
 header.top .sub { color: #c9d3e3; font-size: 13px; }
 main { max-width: 1240px; margin: 0 auto; padding: 20px 40px 60px; }
 section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 16px 22px;
   margin: 18px 0; box-shadow: 0 1px 2px rgba(20,33,61,.05); }
 h2 { font-size: 18px; margin: 0 0 12px; color: #14213d; border-bottom: 2px solid var(--accent);
-  padding-bottom: 4px; display: inline-block; }
+  padding-bottom: 4px; display: inline-block; overflow-wrap: anywhere; }
 h3 { font-size: 15px; margin: 18px 0 8px; color: #14213d; }
 .banner { padding: 12px 18px; border-radius: 6px; margin: 14px 0; font-weight: 600; }
 .banner.sim { background: #6a1b9a; color: #fff; font-size: 16px; letter-spacing: .02em; }
@@ -46,7 +45,13 @@ section#findings li { margin: 4px 0; }
 section#findings h3 { margin: 10px 0 4px; }
 nav.toc { columns: 2; font-size: 13px; }
 nav.toc a { color: var(--accent); text-decoration: none; }
-.scroll { overflow-x: auto; }
+/* a wide table scrolls sideways inside its box; shadows at the edges show that more is there */
+.scroll { overflow-x: auto; max-width: 100%;
+  background: linear-gradient(to right, #fff 30%, rgba(255,255,255,0)) left / 40px 100% no-repeat local,
+    linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) right / 40px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(20,33,61,.25), rgba(20,33,61,0)) left / 14px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(20,33,61,.25), rgba(20,33,61,0)) right / 14px 100% no-repeat
+    scroll; }
 table.data { border-collapse: collapse; margin: 8px 0 4px; font-size: 12.5px;
   font-variant-numeric: tabular-nums; }
 table.data caption { caption-side: top; text-align: left; font-weight: 600; padding: 4px 0 6px; color: #14213d; }
@@ -63,14 +68,15 @@ table.data td.failed { background: #b71c1c; color: #fff; font-weight: 700; lette
 p.legend span { display: inline-block; width: 44px; height: 12px; margin: 0 2px; vertical-align: middle; }
 table.meta { border-collapse: collapse; font-size: 12.5px; width: 100%; }
 table.meta th, table.meta td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left;
-  vertical-align: top; }
+  vertical-align: top; overflow-wrap: anywhere; }
 table.meta th { background: #eef2f8; width: 220px; }
 table.meta td.diff { background: var(--warn); }
 p.note { color: var(--muted); font-size: 12px; margin: 2px 0 12px; }
 figure { margin: 14px 0; text-align: center; }
-figure img { max-width: 100%; border: 1px solid var(--line); border-radius: 4px; background: #fff; }
+figure img { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; background: #fff; }
 figure figcaption { color: var(--muted); font-size: 12px; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 8px 18px; }
+/* plots one under the other, each at its own size up to the whole width: never shrunk to a column */
+.grid { display: flex; flex-direction: column; gap: 8px; }
 details summary { cursor: pointer; color: var(--accent); }
 code, pre { font-family: "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12px; }
 ul.summary li { margin: 3px 0; }
@@ -90,10 +96,6 @@ CHECK = ("<script>window.addEventListener('load',function(){var ok=0,bad=0;"
          "Array.prototype.forEach.call(document.images,function(i){if(i.complete&&i.naturalWidth>0)ok++;else bad++;});"
          "document.body.setAttribute('data-images-loaded',ok);document.body.setAttribute('data-images-broken',bad);"
          "});</script>")
-
-
-def esc(s: object) -> str:
-    return html.escape(str(s))
 
 
 def img(p: Plot, caption: str = "") -> str:

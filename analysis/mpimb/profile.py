@@ -13,8 +13,10 @@ application and the benchmarks ran under the same conditions (judge.unlike)."""
 
 from __future__ import annotations
 
-import html
+import csv
 import io
+import shlex
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,13 +28,24 @@ from .judge import MIN_REPS, Finding, few_reps, unlike
 from .judge import text as findings_text
 from .load import InputError, Run, frame, short_library
 from .page import banners, findings_html, html_page, meta_table
-from .render import Table, fmt, fmt_bytes
+from .render import WIDTH, Table, csv_cell, esc, fmt, fmt_bytes, md_text
 
 # Blocking sends whose time per call is comparable with pingpong's one-way latency at the same size.
 P2P_BLOCKING = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
 # The families whose time counts for the aggregate point-to-point rate (sends, receives, waits).
 P2P_FAMILIES = {"p2p", "p2p-nonblocking", "persistent", "completion", "probe"}
 SHADES = " .:-=+*#%@"  # the text heat map, light to dark
+COMMAND_MAX = 240  # characters of the application's command line in a title; a longer one: head … tail
+
+
+def _middle(s: str, n: int) -> str:
+    """s, or its head and tail cut at spaces around ' … ' when longer than n characters."""
+    if len(s) <= n:
+        return s
+    head, tail = s[: 2 * n // 3], s[len(s) - n // 3:]
+    head = head[: head.rfind(" ")] if " " in head else head
+    tail = tail[tail.find(" ") + 1:] if " " in tail else tail
+    return f"{head} … {tail}"
 
 
 @dataclass
@@ -51,11 +64,32 @@ class Profile:
         return int(self.run.meta.get("nprocs", len(self.wall)))
 
     @property
+    def command(self) -> str:
+        """The application's whole command line as a shell would take it (the program's file name, not
+        its path), its middle left out past COMMAND_MAX characters."""
+        argv = self.run.meta.get("command_line")
+        words = [str(c) for c in argv] if isinstance(argv, list) else []
+        if words:
+            words[0] = Path(words[0]).name
+        return _middle(shlex.join(words), COMMAND_MAX)
+
+    @property
     def title(self) -> str:
         """The application, the machine and the run: the heading of its section."""
-        cmd = " ".join(Path(str(c)).name if i == 0 else str(c)
-                       for i, c in enumerate(self.run.meta.get("command_line", [])[:6]))
-        return f"profile of `{cmd}` — {self.context}, {self.run.meta.get('nnodes', '?')} node(s)"
+        return f"profile of `{self.command}` — {self.context}, {self.run.meta.get('nnodes', '?')} node(s)"
+
+    def heading(self, fmt_name: str) -> str:
+        """The title as the first line(s) of the profile's section in a text format."""
+        if fmt_name == "markdown":  # no code span: inside one the escaped entities would show
+            return f"**{md_text(self.title.replace('`', ''))}**\n"
+        if fmt_name == "latex":
+            return "% " + " ".join(self.title.split()) + "\n"
+        if fmt_name == "csv":
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\n").writerow([csv_cell("# " + self.title)])
+            return buf.getvalue()
+        return textwrap.fill(self.title, WIDTH, subsequent_indent="  ", break_long_words=False,
+                             break_on_hyphens=False) + "\n"
 
     @property
     def context(self) -> str:
@@ -320,7 +354,7 @@ def achieved_table(p: Profile, bench: pd.DataFrame) -> Table:
                          "partners)."),
                         ("'-' = no benchmark result at this size, process count or call (give pingpong / "
                          "collectives results of this machine whose sizes cover the application's).")],
-                 program="profile", kind="ratio")
+                 program="profile", kind="ratio", keys=2)
 
 
 # ---------------------------------------------------------------- findings
@@ -438,12 +472,12 @@ def render(runs: list[Run], fmt_name: str) -> tuple[str, list[str]]:
     others = [r for r in runs if r.program != "profile"]
     parts = []
     for p in profs:
-        parts.append(p.title + "\n")
+        parts.append(p.heading(fmt_name))
         fs = findings(p, bench, others)
         if fmt_name == "text":
             parts.append(findings_text(fs))
         elif fmt_name == "markdown":
-            parts.append("**Findings**\n\n" + "".join(f"- {f.sentence}\n" for f in fs))
+            parts.append("**Findings**\n\n" + "".join(f"- {md_text(f.sentence)}\n" for f in fs))
         parts += [t.render(fmt_name) for t in tables(p, bench)]
         if fmt_name == "text":
             parts.append(matrix_text(p))
@@ -458,8 +492,8 @@ def write_html(runs: list[Run], out: Path, warns_in: list[str]) -> list[str]:
     body = ["<main>", banners(runs, warns_in + warns),
             findings_html([f for p in profs for f in findings(p, bench, others)])]
     for i, p in enumerate(profs):
-        body.append(f'<section id="profile-{i}"><h2>{html.escape(p.title)}</h2>')
-        body += [f'<div class="scroll">{t.html()}</div>' for t in tables(p, bench)]
+        body.append(f'<section id="profile-{i}"><h2>{esc(p.title)}</h2>')
+        body += [t.html() for t in tables(p, bench)]
         png = heatmap_png(p)
         if png:
             body.append('<h3>Communication matrix</h3><figure><img alt="communication matrix heat map" '
@@ -472,7 +506,7 @@ def write_html(runs: list[Run], out: Path, warns_in: list[str]) -> list[str]:
                               for r in runs[:12]]) + "</section></main>")
     title = f"mpimb profile: {', '.join(sorted({p.run.label for p in profs}))}"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html_page(title, "".join(body), html.escape(
+    out.write_text(html_page(title, "".join(body), esc(
         f"{len(profs)} profile(s) · {len(runs) - len(profs)} benchmark run(s)")), encoding="utf-8")
     return warns
 

@@ -1,5 +1,8 @@
 """Rendering tables: numbers as the C programs print them (fmt, fmt_bytes), the Table (text,
-Markdown, LaTeX, HTML, CSV) and the generic pivot every program's tables are built with."""
+Markdown, LaTeX, HTML, CSV), the generic pivot every program's tables are built with, and the one
+escaping of every export (esc for HTML, md_text / md_cell for Markdown, tex for LaTeX, csv_cell /
+csv_frame for CSV): every writer of the package goes through these, so no label, host or
+library string from a results file reaches a page as markup or a spreadsheet as a formula."""
 
 from __future__ import annotations
 
@@ -7,8 +10,10 @@ import csv
 import html
 import io
 import math
+import re
 import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
@@ -45,6 +50,71 @@ def fmt_bytes(b: float) -> str:
 WIDTH = 120  # text tables wrap into blocks that fit this many columns
 
 
+# ---------------------------------------------------------------- escaping, one place for every export
+
+def esc(s: object) -> str:
+    """Text for HTML (element content or a quoted attribute): no tag, entity or quote survives."""
+    return html.escape(str(s))
+
+
+def md_text(s: object) -> str:
+    """Free text for Markdown: '&' and '<' as entities, so a label like '<script>' or '<img onerror=...>'
+    shows as text and never as a tag or an autolink (CommonMark decodes the entities); '>' opens
+    nothing and stays as it is."""
+    return str(s).replace("&", "&amp;").replace("<", "&lt;")
+
+
+def md_cell(s: object) -> str:
+    """A Markdown table cell: md_text, '|' escaped and line breaks as spaces (a cell is one line)."""
+    return re.sub(r"[\r\n]+", " ", md_text(s)).replace("|", "\\|")
+
+
+_TEX = str.maketrans({"\\": "\\textbackslash{}", "{": "\\{", "}": "\\}", "$": "\\$", "&": "\\&",
+                      "%": "\\%", "_": "\\_", "#": "\\#", "^": "\\^{}", "~": "\\textasciitilde{}",
+                      "µ": "$\\mu$", "×": "$\\times$", "±": "$\\pm$", "·": "$\\cdot$", "—": "---",
+                      "–": "--"})
+
+
+def tex(s: object) -> str:
+    """Text for LaTeX: every special character as its literal (no command can be formed)."""
+    return str(s).translate(_TEX)
+
+
+# OWASP's CSV-injection rule: a spreadsheet takes a cell starting with one of these as a formula.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+MISSING = ("-", "—")  # a text table's 'no value', an empty cell in its CSV
+
+
+def csv_cell(s: object) -> str:
+    """A CSV cell that no spreadsheet runs: text starting with = + - @ tab or CR gets a leading quote
+    (OWASP); a number, negative or not, stays a number."""
+    t = "" if s is None else str(s)
+    if t.startswith(FORMULA_START) and not _NUMBER.fullmatch(t):
+        return "'" + t
+    return t
+
+
+def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """df with every text cell and column name through csv_cell's rule, column by column (numbers,
+    booleans and empty cells untouched)."""
+    out = df.rename(columns=csv_cell)
+    for c in out.columns:
+        col = out[c]
+        if col.dtype.kind not in "OSU" and not isinstance(col.dtype, pd.StringDtype):
+            continue
+        text = col.astype("string")
+        bad = (text.str.startswith(FORMULA_START) & ~text.str.fullmatch(_NUMBER.pattern)).fillna(False)
+        if bad.any():
+            out[c] = col.where(~bad, "'" + text)
+    return out
+
+
+def write_csv(df: pd.DataFrame, path: Path) -> None:
+    """A frame as a CSV export (csv_frame's rule), without the index."""
+    csv_frame(df).to_csv(path, index=False)
+
+
 @dataclass
 class Table:
     title: str
@@ -58,22 +128,28 @@ class Table:
     # group (0..1), or None; the HTML colours such a table as a heat map
     heat: list[list[float | None]] | None = None
 
+    # how many leading columns name a row: they open every block of a wrapped text table, so the
+    # blocks' rows can be matched (the first column alone where it is unique)
+    keys: int = 1
+
     def _chunks(self, w: list[int], width: int) -> list[list[int]]:
-        """Column indices (after the first) of each block that fits width: whole column groups
+        """Column indices (after the key columns) of each block that fits width: whole column groups
         where they fit, a group wider than a block split column by column."""
-        cols = list(range(1, len(w)))
+        k = max(1, min(self.keys, len(w) - 1))
+        cols = list(range(k, len(w)))
         if sum(w) + 2 * (len(w) - 1) <= width or len(cols) < 2:
             return [cols]
         spans: list[list[int]] = []
         col = 0
-        for _, span in self.groups or [("", 1)] + [("", 1)] * (len(w) - 1):
-            spans.append([c for c in range(col, col + span) if c >= 1])
+        for _, span in self.groups or [("", 1)] * len(w):
+            spans.append([c for c in range(col, col + span) if c >= k])
             col += span
         spans = [sp for sp in spans if sp]
         out: list[list[int]] = [[]]
+        key = sum(w[:k]) + 2 * (k - 1)
 
         def size(cs: list[int]) -> int:
-            return w[0] + sum(w[c] + 2 for c in cs)
+            return key + sum(w[c] + 2 for c in cs)
 
         for sp in spans:
             if size(out[-1] + sp) <= width:
@@ -95,13 +171,14 @@ class Table:
         names: list[str] = []
         for name, span in self.groups:
             names += [name] + [""] * (span - 1) if name else [""] * span
+        k = max(1, min(self.keys, len(w) - 1))
         out = textwrap.wrap(self.title, width, subsequent_indent="  ") or [""]
         for bi, chunk in enumerate(self._chunks(w, width)):
-            idx = [0, *chunk]
+            idx = [*range(k), *chunk]
             if bi:
                 out.append("")
             if self.groups:
-                line = " " * w[0]
+                line = " " * (sum(w[:k]) + 2 * (k - 1))
                 for c in chunk:
                     label = names[c] if c < len(names) else ""
                     if not label and c == chunk[0] and c < len(names):  # a group continued from the last block
@@ -111,7 +188,7 @@ class Table:
                 out.append(line.rstrip())
 
             def row(cells: list[str], idx: list[int] = idx) -> str:
-                return "  ".join(cells[i].ljust(w[i]) if i == 0 else cells[i].rjust(w[i]) for i in idx).rstrip()
+                return "  ".join(cells[i].ljust(w[i]) if i < k else cells[i].rjust(w[i]) for i in idx).rstrip()
 
             out.append(row(self.header))
             out.append("-" * (sum(w[i] for i in idx) + 2 * (len(idx) - 1)))
@@ -126,24 +203,15 @@ class Table:
             for name, span in self.groups:
                 names += [name] * span if name else [""] * span
             head = [f"{g} {h}".strip() if g else h for g, h in zip(names, self.header)]
-        esc = [h.replace("|", "\\|") for h in head]
-        out = [f"**{self.title}**", "", "| " + " | ".join(esc) + " |",
+        out = [f"**{md_text(self.title)}**", "", "| " + " | ".join(md_cell(h) for h in head) + " |",
                "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(head))) + "|"]
-        out += ["| " + " | ".join(("**FAILED**" if c == FAILED else c).replace("|", "\\|") for c in r) + " |"
-                for r in self.rows]
+        out += ["| " + " | ".join("**FAILED**" if c == FAILED else md_cell(c) for c in r) + " |" for r in self.rows]
         if self.notes:
-            out += [""] + [f"*{n.strip()}*" for n in self.notes]
+            out += [""] + [f"*{md_text(n.strip())}*" for n in self.notes]
         return "\n".join(out) + "\n"
 
     def latex(self) -> str:
-        def tex(s: str) -> str:
-            for a, b in (("\\", "\\textbackslash{}"), ("$", "\\$"), ("&", "\\&"), ("%", "\\%"), ("_", "\\_"),
-                         ("#", "\\#"), ("{}", "{}"), ("µ", "$\\mu$"), ("×", "$\\times$"), ("±", "$\\pm$"),
-                         ("·", "$\\cdot$"), ("—", "---"), ("–", "--")):
-                s = s.replace(a, b)
-            return s
-
-        out = ["% " + self.title, "\\begin{tabular}{l" + "r" * (len(self.header) - 1) + "}", "\\hline"]
+        out = ["% " + " ".join(self.title.split()), "\\begin{tabular}{l" + "r" * (len(self.header) - 1) + "}", "\\hline"]
         if self.groups:
             out.append(" & ".join(f"\\multicolumn{{{s}}}{{c}}{{{tex(n)}}}" if s > 1 else tex(n)
                                   for n, s in self.groups) + " \\\\")
@@ -153,9 +221,10 @@ class Table:
         return "\n".join(out) + "\n"
 
     def html(self) -> str:
-        e = html.escape
+        """The table in a horizontally scrollable box (a wide table scrolls, never clipped)."""
+        e = esc
         kind = f"{self.kind} heat" if self.heat else self.kind
-        out = [f'<table class="data {kind}"><caption>{e(self.title)}</caption><thead>']
+        out = [f'<div class="scroll"><table class="data {kind}"><caption>{e(self.title)}</caption><thead>']
         if self.groups:
             out.append("<tr>" + "".join(f'<th colspan="{s}" class="grp">{e(n)}</th>' for n, s in self.groups)
                        + "</tr>")
@@ -176,7 +245,7 @@ class Table:
                             f'title="{f * 100:.0f} % of the best in its row and stencil"')
                 cells.append(f"<td{attr}>{e(c)}</td>" if i else f'<th scope="row">{e(c)}</th>')
             out.append("<tr>" + "".join(cells) + "</tr>")
-        out.append("</tbody></table>")
+        out.append("</tbody></table></div>")
         if self.notes:
             out.append('<p class="note">' + "<br>".join(e(n.strip()) for n in self.notes) + "</p>")
         return "\n".join(out) + "\n"
@@ -188,9 +257,9 @@ class Table:
         for name, span in self.groups:
             names += [name] * span
         head = [f"{g} {h}".strip() for g, h in zip(names, self.header)] if names else self.header
-        w.writerow(["# " + self.title])
-        w.writerow(head)
-        w.writerows(self.rows)
+        w.writerow(["# " + " ".join(self.title.split())])
+        w.writerow([csv_cell(h) for h in head])
+        w.writerows([csv_cell("" if c in MISSING else c) for c in r] for r in self.rows)
         return buf.getvalue()
 
     def render(self, fmt_name: str) -> str:

@@ -8,8 +8,9 @@ import pandas as pd
 
 from .findings import findings
 from .load import Run
-from .page import HEAT_LEGEND, anchor, banners, esc, findings_html, html_page, img, meta_table
+from .page import HEAT_LEGEND, anchor, banners, findings_html, html_page, img, meta_table
 from .plots import all_plots
+from .render import esc
 from .tables import build
 
 
@@ -40,7 +41,7 @@ def write_report(runs: list[Run], df: pd.DataFrame, out: Path, stat: str, warns:
         s = [f'<section id="{anchor(prog)}"><h2>{esc(prog)}</h2>']
         if any(t.heat for t in pt):
             s.append(HEAT_LEGEND)
-        s += [f'<div class="scroll">{t.html()}</div>' for t in pt]
+        s += [t.html() for t in pt]
         if pp:
             s.append('<h3>Plots</h3><div class="grid">' + "".join(img(p) for p in pp) + "</div>")
         s.append("</section>")
