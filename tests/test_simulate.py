@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import COLUMNS, ROOT, Run, check_schema
+from mpimb import judge, load
 
 SIMULATE = ROOT / "scripts" / "simulate"
 PLATFORMS = ROOT / "platforms"
@@ -305,6 +306,25 @@ def test_exact_halocompare_two_nodes(tmp_path: Path) -> None:
         assert t == pytest.approx(half_round(s), rel=0.01), (s, t)
         assert float(r["mbps"]) == pytest.approx(s / half_round(s) / 1e6, rel=0.01)
         assert r["verified"] == "yes"
+
+
+@needs_smpi
+@pytest.mark.parametrize(("fault", "want"), [("", "noise"), ("delay:0.05/halo/irecv-isend/dup", "called")])
+def test_exact_paired_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str, want: str) -> None:
+    """The paired verdict end to end where the truth is known: on the exact two-node platform world and
+    dup are one 2x1 map, so the same exchange is "within the noise"; a 5 % delay injected into dup's
+    timed repetitions (MPIMB_FAULT delay, a simulated sleep) is called, from the rounds file."""
+    monkeypatch.setenv("MPIMB_FAULT", fault)  # empty: no fault
+    out = tmp_path / "h.csv"
+    sim_run("halocompare", 2, "two-node", "--tests", "halo", "--methods", "irecv-isend", "--comms", "world,dup",
+            "--neighbors", "4", "--periodic", "no", "--reps", "6", "--max-reps", "6", out=out, exact=True)
+    assert out.with_name("h-rounds.csv").is_file()
+    df = load.frame(load.load([str(out)])[0])
+    dup, world = (df[(df["test"] == "halo") & (df["comm"] == c)].iloc[0] for c in ("dup", "world"))
+    p = judge.paired(dup, world)
+    assert p is not None and p.n == 6 and p.judged
+    assert p.ratio == pytest.approx(1.05 if fault else 1.0, rel=1e-3)
+    assert judge.verdict(dup, world) == want
 
 
 @needs_smpi
