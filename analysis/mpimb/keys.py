@@ -98,8 +98,8 @@ def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tupl
     else:  # one line, however many files: a sweep of hundreds of runs is one fact
         nfiles = gone["file"].nunique()
         shown = "; ".join(f"{o} by {n}" for o, n in pairs.index[:3]) + ("; ..." if len(pairs) > 3 else "")
-        warns = [f"{len(gone)} configuration(s) in {nfiles} file(s) measured again by newer runs ({shown}; e.g. "
-                 f"{describe(first)}): {RULE}{note}"]
+        warns = [(f"{len(gone)} configuration(s) in {nfiles} file(s) measured again by newer runs ({shown}; e.g. "
+                 f"{describe(first)}): {RULE}{note}")]
     return df.drop(index=gone.index), warns
 
 

@@ -164,7 +164,8 @@ def _field_errors(version: int, key: str, value: str) -> tuple[tuple[tuple[str, 
 def _meta_problems(jp: Path, text: str, meta: dict[str, Any], version: int) -> list[str]:
     """meta.schema.json on one file: one line per problem (at most five), with the line of its field."""
     doc = schema.meta_document(version)
-    errors = [((), "required", f"'{k}' is a required property", True) for k in doc["required"] if k not in meta]
+    errors: list[tuple[tuple[str, ...], str, str, bool]] = [
+        ((), "required", f"'{k}' is a required property", True) for k in doc["required"] if k not in meta]
     for k, v in meta.items():
         if k in doc["properties"]:
             errors += _field_errors(version, k, json.dumps(v, sort_keys=True))
@@ -517,7 +518,7 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         p.once(has_mbps & ~(t["bytes"] >= 1), "column 'mbps' set on a row without bytes (mbps is bytes sent / "
                "time_median_s)")
         k = mbps * t["time_median_s"] * 1e6 / t["bytes"]
-        whole = lambda x: (x >= 1 - TOL) & (np.abs(x - np.round(x)) <= TOL * x)  # noqa: E731
+        whole = lambda x: (x >= 1 - TOL) & (np.abs(x - np.round(x)) <= TOL * x)
         p.once(has_mbps & (t["time_median_s"] > 0) & (t["bytes"] >= 1) & ~whole(k),
                lambda i: f"column 'mbps' does not match bytes and time_median_s (mbps × time_median_s × 10^6 / "
                f"bytes = {k[i]:.6g}, where it is the whole number of messages of `bytes` one process sends per "
@@ -536,13 +537,13 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
     p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) & (prog == "halocompare").to_numpy(),
            "halocompare neighbors must be 2, 4, 6, 8 or 26")
     for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):  # one run per file
-        col = df[c].to_numpy()
-        first = col[start]
-        if col.dtype.kind == "f":
-            differs = ~np.isnan(first) & ~np.isnan(col) & (col != first)
+        vals: np.ndarray = df[c].to_numpy()
+        first = vals[start]
+        if vals.dtype.kind == "f":
+            differs = ~np.isnan(first) & ~np.isnan(vals) & (vals != first)
         else:
-            differs = col != first
-        p.rows(differs, lambda i, c=c, col=col, first=first: f"{c} {_show(col[i])} differs from the first row's "
+            differs = vals != first
+        p.rows(differs, lambda i, c=c, vals=vals, first=first: f"{c} {_show(vals[i])} differs from the first row's "
                f"{_show(first[i])} (one run per file)")
     keyed = df[KEYS].assign(_file=p.fidx)
     dup = keyed.duplicated(["_file", *KEYS], keep=False).to_numpy() & typed
@@ -567,7 +568,7 @@ def check_meta(p: _Problems, f: int, df: pd.DataFrame, start: int, stop: int,
         if k in meta and str(v) != str(meta[k]):
             p.add(f, f"{path}:2: {k} {v!r} differs from {jp.name}'s {meta[k]!r}")
     for k in schema.key_roles("layout"):
-        v, first = meta.get(k), df[k].iat[start]
+        v, first = meta.get(k), float(df[k].to_numpy()[start])
         if isinstance(v, int) and not isinstance(v, bool) and not math.isnan(first) and first != v:
             p.add(f, f"{path}:2: {k} {first:g} differs from {jp.name}'s {v}")
     if meta.get("complete") is False:
@@ -666,9 +667,9 @@ def _load_files(files: list[Path]) -> tuple[list[Run], list[str], list[str]]:
             for f in idx:
                 versions[f] = versions[f] or hv
     for f in sorted(alone):
-        df, p = read_csv(files[f], versions[f], declareds[f])
-        problems[f] = p + problems[f]
-        typed_file[f] = not p
+        df, read_probs = read_csv(files[f], versions[f], declareds[f])
+        problems[f] = read_probs + problems[f]
+        typed_file[f] = not read_probs
         if not df.empty:
             pieces.append(([f], [len(df)], _normalised(df)))
         elif versions[f] is None:
