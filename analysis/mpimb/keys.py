@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from . import schema
@@ -69,8 +70,8 @@ def describe(row: pd.Series | dict[str, Any], with_layout: bool = True) -> str:
 
 
 def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """df without the rows a newer run measured again (same scope + KEYS), and one warning
-    per pair of files involved.  scope: the columns that make a machine (default label,
+    """df without the rows a newer run measured again (same scope + KEYS), and one warning line
+    saying so (with counts when several files are involved).  scope: the columns that make a machine (default label,
     library; compare adds its set)."""
     scope = scope or MACHINE
     if df.empty:
@@ -87,12 +88,18 @@ def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tupl
         return df, []
     kept_file = order.groupby([*scope, *KEYS], dropna=False, sort=False)["file"].transform("first")
     gone = order[dropped].assign(kept=kept_file[dropped])
-    warns = []
-    for (old, new), g in gone.groupby(["file", "kept"], sort=True):
-        v1 = bool((g["schema"] == 1).any()) or bool((order.loc[order["file"] == new, "schema"] == 1).any())
-        warns.append(f"{old}: {len(g)} configuration(s) measured again by {new} (e.g. {describe(g.iloc[0])}): "
-                     f"{RULE}" + ("; schema-1 files carry no params, so the runs may differ in settings their "
-                                  "rows cannot show" if v1 else ""))
+    pairs = gone.groupby(["file", "kept"], sort=True).size()
+    old, new = pairs.index[0]
+    first = gone[(gone["file"] == old) & (gone["kept"] == new)].iloc[0]
+    v1 = bool((gone["schema"] == 1).any()) or bool((order.loc[order["file"].isin(gone["kept"]), "schema"] == 1).any())
+    note = ("; schema-1 files carry no params, so the runs may differ in settings their rows cannot show" if v1 else "")
+    if len(pairs) == 1:
+        warns = [f"{old}: {len(gone)} configuration(s) measured again by {new} (e.g. {describe(first)}): {RULE}{note}"]
+    else:  # one line, however many files: a sweep of hundreds of runs is one fact
+        nfiles = gone["file"].nunique()
+        shown = "; ".join(f"{o} by {n}" for o, n in pairs.index[:3]) + ("; ..." if len(pairs) > 3 else "")
+        warns = [(f"{len(gone)} configuration(s) in {nfiles} file(s) measured again by newer runs ({shown}; e.g. "
+                 f"{describe(first)}): {RULE}{note}")]
     return df.drop(index=gone.index), warns
 
 
@@ -182,18 +189,23 @@ def failed_banner(df: pd.DataFrame, limit: int = 8) -> str:
     return "\n".join(lines)
 
 
-def annotate(runs: list[Run]) -> None:
-    """Gives every run's rows a `layout` column ("4x1") from its Slurm record, where it has one
-    (the "slurm" section slurm/sweep's jobs add to the metadata: nodes, ppn)."""
+def layouts(runs: list[Run]) -> list[str | None]:
+    """Every run's layout ("4x1") from its Slurm record, where it has one (the "slurm" section slurm/sweep's
+    jobs add to the metadata: nodes, ppn), else None."""
+    out: list[str | None] = []
     for r in runs:
         slurm: Any = r.meta.get("slurm")
-        if isinstance(slurm, dict) and isinstance(slurm.get("nodes"), int) and isinstance(slurm.get("ppn"), int):
-            r.rows["layout"] = f"{slurm['nodes']}x{slurm['ppn']}"
+        ok = isinstance(slurm, dict) and isinstance(slurm.get("nodes"), int) and isinstance(slurm.get("ppn"), int)
+        out.append(f"{slurm['nodes']}x{slurm['ppn']}" if ok else None)
+    return out
 
 
 def prepared(runs: list[Run]) -> tuple[pd.DataFrame, list[str]]:
     """The one pipeline's first step: frame(runs) with repeated runs resolved (the newest run's rows),
     and the warnings saying so; runs from a Slurm sweep carry their layout (nodes x ranks per node).
     Everything after it (tables, plots, findings) takes this frame and never loads or keys again."""
-    annotate(runs)
-    return resolve_duplicates(frame(runs))
+    df = frame(runs)
+    lay = layouts(runs)
+    if any(x is not None for x in lay):
+        df["layout"] = np.repeat(np.array(lay, dtype=object), [r.nrows for r in runs])
+    return resolve_duplicates(df)

@@ -11,7 +11,6 @@ import math
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,14 +45,40 @@ class InputError(Exception):
         return [str(a) for a in self.args]
 
 
-@dataclass
 class Run:
-    """One program run: its rows and metadata."""
+    """One program run: its rows and metadata.  Runs loaded together share one frame of all their rows
+    (load): a run's own frame is cut from it only when asked for (rows), and frame() takes the shared
+    one whole while no run's own frame was asked for."""
 
-    csv_path: Path
-    rows: pd.DataFrame
-    meta: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
+    def __init__(self, csv_path: Path, rows: pd.DataFrame | None = None, meta: dict[str, Any] | None = None,
+                 warnings: list[str] | None = None, *, shared: pd.DataFrame | None = None,
+                 span: tuple[int, int] = (0, 0)) -> None:
+        self.csv_path = csv_path
+        self.meta: dict[str, Any] = meta if meta is not None else {}
+        self.warnings: list[str] = warnings if warnings is not None else []
+        self._rows = rows
+        self.shared = shared
+        self.span = span if rows is None else (0, len(rows))
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        if self._rows is None:
+            assert self.shared is not None
+            self._rows = self.shared.iloc[self.span[0]:self.span[1]].reset_index(drop=True)
+        return self._rows
+
+    @rows.setter
+    def rows(self, df: pd.DataFrame) -> None:
+        self._rows = df
+
+    @property
+    def cut(self) -> bool:
+        """Whether this run's own frame exists (asked for, or given)."""
+        return self._rows is not None
+
+    @property
+    def nrows(self) -> int:
+        return self.span[1] - self.span[0] if self._rows is None else len(self._rows)
 
     @property
     def label(self) -> str:
@@ -122,24 +147,37 @@ def _json_line(text: str, key: str) -> int:
 
 
 @cache
-def _validator(version: int) -> Draft202012Validator:
-    return Draft202012Validator(schema.meta_document(version))
+def _validator(version: int, key: str) -> Draft202012Validator:
+    """meta.schema.json's rule for one top-level field (the schema is a plain object of properties: no rule
+    spans two fields)."""
+    return Draft202012Validator(schema.meta_document(version)["properties"][key])
+
+
+@cache
+def _field_errors(version: int, key: str, value: str) -> tuple[tuple[tuple[str, ...], str, str, bool], ...]:
+    """One field's problems (path, validator, message, instance is an object), its value given as canonical
+    JSON: many runs carry the same topology, compiler, options ..., and each distinct value is checked once."""
+    return tuple(((key, *(str(x) for x in e.absolute_path)), str(e.validator), str(e.message),
+                  isinstance(e.instance, dict)) for e in _validator(version, key).iter_errors(json.loads(value)))
 
 
 def _meta_problems(jp: Path, text: str, meta: dict[str, Any], version: int) -> list[str]:
     """meta.schema.json on one file: one line per problem (at most five), with the line of its field."""
+    doc = schema.meta_document(version)
+    errors: list[tuple[tuple[str, ...], str, str, bool]] = [
+        ((), "required", f"'{k}' is a required property", True) for k in doc["required"] if k not in meta]
+    for k, v in meta.items():
+        if k in doc["properties"]:
+            errors += _field_errors(version, k, json.dumps(v, sort_keys=True))
+    errors.sort(key=lambda e: list(e[0]))
     probs = []
-    errors = sorted(_validator(version).iter_errors(meta), key=lambda e: [str(x) for x in e.absolute_path])
-    for e in errors[:5]:
-        path = [str(x) for x in e.absolute_path]
-        if e.validator == "required" and isinstance(e.instance, dict):
-            missing = str(e.message).split("'")[1] if "'" in str(e.message) else ""
-            where = ".".join([*path, missing])
-            line = _json_line(text, path[0]) if path else 1
-            probs.append(f"{jp}:{line}: required field '{where}' missing")
-            continue
+    for path, validator, message, is_object in errors[:5]:
         line = _json_line(text, path[0]) if path else 1
-        probs.append(f"{jp}:{line}: field '{'.'.join(path) or '(top)'}': {e.message}")
+        if validator == "required" and is_object:
+            missing = message.split("'")[1] if "'" in message else ""
+            probs.append(f"{jp}:{line}: required field '{'.'.join([*path, missing])}' missing")
+            continue
+        probs.append(f"{jp}:{line}: field '{'.'.join(path) or '(top)'}': {message}")
     if len(errors) > 5:
         probs.append(f"{jp}: ... and {len(errors) - 5} more problem(s) with meta.schema.json")
     return probs
@@ -328,23 +366,78 @@ def _vocabulary_bad(col: pd.Series, values: list[Any], patterns: list[str]) -> p
     return ~col.isin(ok)
 
 
-def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION, typed: bool = True) -> list[str]:
-    """The rows against results.schema.json (types are read_csv's) and among themselves:
-    vectorised, at most 5 lines per kind of problem.  typed: every cell had its type (else
-    cells read as empty would make rows look like duplicates)."""
-    probs: list[str] = []
+TOL = 1e-6  # "within rounding": the writer prints 9 significant digits (%.9g); relations hold to far better
 
-    def report(mask: pd.Series, what: Any) -> None:
-        idx = np.flatnonzero(mask.to_numpy())
-        for i in idx[:5]:
-            probs.append(f"{path}:{_line(i)}: {what(i) if callable(what) else what}")
-        if len(idx) > 5:
-            probs.append(f"{path}: ... and {len(idx) - 5} more line(s) like that")
 
-    v1_failed = (df["stop_reason"] == V1_FAILED) if version == 1 else pd.Series(False, index=df.index)
+class _Problems:
+    """Problem lines of many files at once: (file index, line) of every row, and the lines found so far
+    (kept per file, in file order, when listed)."""
+
+    def __init__(self, paths: list[Path], fidx: np.ndarray, lines: np.ndarray) -> None:
+        self.paths, self.fidx, self.lines = paths, fidx, lines
+        self.found: list[tuple[int, int, str]] = []
+
+    def add(self, f: int, text: str) -> None:
+        self.found.append((f, len(self.found), text))
+
+    def _per_file(self, mask: Any) -> list[np.ndarray]:
+        idx = np.flatnonzero(np.asarray(mask, dtype=bool))
+        if not idx.size:
+            return []
+        return np.split(idx, np.flatnonzero(np.diff(self.fidx[idx])) + 1)
+
+    def rows(self, mask: Any, what: Any) -> None:
+        """At most 5 lines per file (then '... and N more'): 'file:line: what' (what(i) for row i)."""
+        for hits in self._per_file(mask):
+            f = int(self.fidx[hits[0]])
+            for i in hits[:5]:
+                self.add(f, f"{self.paths[f]}:{self.lines[i]}: {what(i) if callable(what) else what}")
+            if len(hits) > 5:
+                self.add(f, f"{self.paths[f]}: ... and {len(hits) - 5} more line(s) like that")
+
+    def once(self, mask: Any, what: Any) -> None:
+        """One line per file: the first row's line and how many rows are like it."""
+        for hits in self._per_file(mask):
+            f, i = int(self.fidx[hits[0]]), int(hits[0])
+            more = f" ({len(hits)} line(s) like that)" if len(hits) > 1 else ""
+            self.add(f, f"{self.paths[f]}:{self.lines[i]}: {what(i) if callable(what) else what}{more}")
+
+    def by_file(self) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for f, _, text in sorted(self.found):
+            out.setdefault(f, []).append(text)
+        return out
+
+
+def _shown(values: list[str], patterns: list[str], limit: int = 8) -> str:
+    shown = [repr(v) if v else "empty" for v in values] + [f"'{p}' (pattern)" for p in patterns]
+    return ", ".join(shown[:limit]) + (f", ... ({len(shown)} in all)" if len(shown) > limit else "")
+
+
+def _subtracted(params: pd.Series) -> pd.Series:
+    """Rows whose times are differences to a reference (params timing=subtract; parsed once per value)."""
+    uniq = params.unique()
+    sub = [u for u in uniq if not schema.params_problem(str(u)) and
+           schema.parse_params(str(u)).get("timing") == "subtract"]
+    return params.isin(sub)
+
+
+def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.ndarray, start: np.ndarray,
+               fresh: np.ndarray) -> None:
+    """The rows of many files at once against results.schema.json (types are the readers') and among
+    themselves, column by column over all files.  version, typed, start, fresh: per row, its file's schema
+    version, whether every cell of its file had its type (else cells read as empty would make rows look like
+    duplicates), the position of its file's first row, and whether the batch reader read it (its integer
+    columns are checked here; the careful reader checks its own)."""
+    v1_failed = ((version == 1) & (df["stop_reason"] == V1_FAILED)).to_numpy()
+    with np.errstate(invalid="ignore"):
+        for c in INT_COLS:
+            v = df[c].to_numpy()
+            p.rows(fresh & ~np.isnan(v) & (v != np.floor(v)),
+                   lambda i, c=c, v=v: f"column '{c}': expected an integer, got {v[i]:g}")
     for c in REQUIRED:
         col = df[c]
-        report(col.isna() | (col == ""), f"column '{c}' is empty")
+        p.rows(col.isna() | (col == ""), f"column '{c}' is empty")
     # vocabularies (enum / anyOf of the schema) and minimums
     for c in STR_COLS:
         values, patterns = schema.vocabulary(c)
@@ -353,115 +446,276 @@ def check_rows(path: Path, df: pd.DataFrame, version: int = SCHEMA_VERSION, type
         bad = _vocabulary_bad(df[c], values, patterns) & (df[c] != "" if c in REQUIRED else True)
         if c == "stop_reason":
             bad &= ~v1_failed
-        report(bad, lambda i, c=c, values=values, patterns=patterns:
+        p.rows(bad, lambda i, c=c, values=values, patterns=patterns:
                f"{c} {df[c].iloc[i]!r} is not {_allowed(values, patterns)}")
+    # method and comm: each program's own vocabulary (results.schema.json, x-vocabulary)
+    prog = df["program"]
+    for c in ("method", "comm"):
+        for name, (values, patterns) in schema.program_vocabulary(c).items():
+            rows = prog == name
+            if not rows.any():
+                continue
+            ok = [u for u in df.loc[rows, c].unique() if u in values or any(re.match(x, str(u)) for x in patterns)]
+            bad = rows & ~df[c].isin(ok)
+            p.once(bad, lambda i, c=c, name=name, values=values, patterns=patterns:
+                   f"{c} {df[c].iloc[i]!r} is not a {name} {c} ({_shown(values, patterns)}: results.schema.json, "
+                   f"x-vocabulary)")
     for c in INT_COLS + FLOAT_COLS:
         sp = schema.spec(c)
-        if "minimum" in sp:
-            with np.errstate(invalid="ignore"):
-                report(df[c] < sp["minimum"], lambda i, c=c, m=sp["minimum"]:
+        with np.errstate(invalid="ignore"):
+            if "minimum" in sp:
+                p.rows(df[c] < sp["minimum"], lambda i, c=c, m=sp["minimum"]:
                        f"column '{c}' must be >= {m}, got {_show(df[c].iloc[i])}")
+            if "exclusiveMinimum" in sp:
+                p.rows(df[c] <= sp["exclusiveMinimum"], lambda i, c=c, m=sp["exclusiveMinimum"]:
+                       f"column '{c}' must be > {m}, got {_show(df[c].iloc[i])}")
         if "enum" in sp:
-            report(df[c].notna() & ~df[c].isin([x for x in sp["enum"] if x is not None]),
+            p.rows(df[c].notna() & ~df[c].isin([x for x in sp["enum"] if x is not None]),
                    lambda i, c=c, e=sp["enum"]: f"{c} must be one of {_allowed(e, [])}, got {_show(df[c].iloc[i])}")
     params = df["params"]
     uniq = params.unique()
     if len(uniq) > 1 or uniq[0] != "":
         why = {u: schema.params_problem(str(u)) for u in uniq}
         bad_vals = [u for u, w in why.items() if w]
-        report(params.isin(bad_vals), lambda i: f"params {params.iloc[i]!r} does not parse: {why[params.iloc[i]]}")
+        p.rows(params.isin(bad_vals), lambda i: f"params {params.iloc[i]!r} does not parse: {why[params.iloc[i]]}")
     # meaning: measured rows have ordered times, n/a rows none
-    na = na_mask(df["stop_reason"])
-    published = df["stop_reason"] == PUBLISHED
-    measured = ~na & ~published & ~v1_failed & (df["stop_reason"] != "")
-    report(measured & df[TIMES].isna().any(axis=1), "measured row without time_min_s/median/max")
-    report(published & df["time_median_s"].isna(), "published row without time_median_s")
-    report(na & df[TIMES].notna().any(axis=1), "'n/a' row has times")
-    report(v1_failed & df[TIMES].notna().any(axis=1), "schema-1 'verification failed' row has times")
-    t = df
-    with np.errstate(invalid="ignore"):
-        report(measured & (t["time_min_s"] < 0), "negative time")
-        order = (t["time_min_s"] <= t["time_median_s"] * (1 + 1e-9)) & (t["time_median_s"] <= t["time_max_s"] * (1 + 1e-9))
-        report(measured & t[TIMES].notna().all(axis=1) & ~order, "times not ordered: need min <= median <= max")
-        ci = t[["time_ci_lo_s", "time_ci_hi_s"]].notna().all(axis=1)
-        ci_ok = (t["time_ci_lo_s"] <= t["time_median_s"] * (1 + 1e-9)) & (t["time_median_s"] <= t["time_ci_hi_s"] * (1 + 1e-9))
-        report(measured & ci & ~ci_ok, "confidence interval does not contain the median")
-        # percentiles lie between min and max; each rank's own median is at most the median of the
-        # per-repetition maximum over ranks, so rank_min <= rank_mean <= time_median
-        tol = 1 + 1e-9
-        for c in ("time_p90_s", "time_p99_s"):
-            report(measured & t[c].notna() & ((t[c] * tol < t["time_min_s"]) | (t[c] > t["time_max_s"] * tol)),
+    na = na_mask(df["stop_reason"]).to_numpy()
+    published = (df["stop_reason"] == PUBLISHED).to_numpy()
+    measured = ~na & ~published & ~v1_failed & (df["stop_reason"] != "").to_numpy()
+    times = df[TIMES]
+    p.rows(measured & times.isna().any(axis=1), "measured row without time_min_s/median/max")
+    p.rows(published & df["time_median_s"].isna(), "published row without time_median_s")
+    p.rows(na & times.notna().any(axis=1), "'n/a' row has times")
+    p.rows(v1_failed & times.notna().any(axis=1), "schema-1 'verification failed' row has times")
+    t = {c: df[c].to_numpy() for c in [*schema.typed_columns("number"), "bytes", "iters", "reps", "neighbors"]}
+    tol = 1 + 1e-9
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p.rows(measured & (t["time_min_s"] < 0), "negative time")
+        order = (t["time_min_s"] <= t["time_median_s"] * tol) & (t["time_median_s"] <= t["time_max_s"] * tol)
+        p.rows(measured & times.notna().all(axis=1).to_numpy() & ~order, "times not ordered: need min <= median <= max")
+        ci = ~np.isnan(t["time_ci_lo_s"]) & ~np.isnan(t["time_ci_hi_s"])
+        ci_ok = (t["time_ci_lo_s"] <= t["time_median_s"] * tol) & (t["time_median_s"] <= t["time_ci_hi_s"] * tol)
+        p.rows(measured & ci & ~ci_ok, "confidence interval does not contain the median")
+        # the mean, the interval's ends and the percentiles are statistics of the same samples: within [min, max];
+        # each rank's own median is at most the median of the per-repetition maximum over ranks, so
+        # rank_min <= rank_mean <= time_median
+        for c in ("time_mean_s", "time_ci_lo_s", "time_ci_hi_s", "time_p90_s", "time_p99_s"):
+            p.rows(measured & ~np.isnan(t[c]) & ((t[c] * tol < t["time_min_s"]) | (t[c] > t["time_max_s"] * tol)),
                    f"{c} outside [time_min_s, time_max_s]")
-        report(measured & (t["time_p90_s"] > t["time_p99_s"] * tol), "time_p90_s > time_p99_s")
-        report(measured & ((t["rank_min_s"] > t["rank_mean_s"] * tol) | (t["rank_mean_s"] > t["time_median_s"] * tol)),
-               "need rank_min_s <= rank_mean_s <= time_median_s")
+        p.rows(measured & (t["time_p90_s"] > t["time_p99_s"] * tol), "time_p90_s > time_p99_s")
+        # (not where a reference is subtracted, collectives --timing subtract: the slowest rank's difference
+        # can be smaller than a rank's own)
+        p.rows(measured & ~_subtracted(params).to_numpy() & (
+            (t["rank_min_s"] > t["rank_mean_s"] * tol) | (t["rank_mean_s"] > t["time_median_s"] * tol)),
+            "need rank_min_s <= rank_mean_s <= time_median_s")
+        # rates (docs/results-format.md, "Rates"): mbps is what one process sends per operation (a whole number
+        # of messages of `bytes`) / time_median_s; agg_mbps what the whole operation moves, a whole number of
+        # times that (at least once)
+        mbps, agg = t["mbps"], t["agg_mbps"]
+        has_mbps, has_agg = typed & ~np.isnan(mbps), typed & ~np.isnan(agg)  # (a cell of the wrong type is empty)
+        p.once(has_mbps & ~(t["time_median_s"] > 0),
+               "column 'mbps' set on a row without a positive time_median_s (mbps is bytes sent / time_median_s)")
+        p.once(has_mbps & ~(t["bytes"] >= 1), "column 'mbps' set on a row without bytes (mbps is bytes sent / "
+               "time_median_s)")
+        k = mbps * t["time_median_s"] * 1e6 / t["bytes"]
+        whole = lambda x: (x >= 1 - TOL) & (np.abs(x - np.round(x)) <= TOL * x)
+        p.once(has_mbps & (t["time_median_s"] > 0) & (t["bytes"] >= 1) & ~whole(k),
+               lambda i: f"column 'mbps' does not match bytes and time_median_s (mbps × time_median_s × 10^6 / "
+               f"bytes = {k[i]:.6g}, where it is the whole number of messages of `bytes` one process sends per "
+               f"operation): does the column hold another's values?")
+        p.once(has_agg & ~has_mbps, "column 'agg_mbps' set where mbps is empty (the whole operation moves at "
+               "least what one process sends): are mbps and agg_mbps swapped?")
+        r = agg / mbps
+        p.once(has_agg & has_mbps & ~whole(r),
+               lambda i: f"column 'agg_mbps' is {r[i]:.6g} × mbps, where it is a whole number >= 1 of times mbps "
+               f"(the whole operation moves what one process sends, once per receiving process): are mbps and "
+               f"agg_mbps swapped?")
     # profile rows (stop_reason finalize) count calls; they have no iterations or repetitions
-    timed = measured & (df["stop_reason"] != "finalize")
+    timed = measured & (df["stop_reason"] != "finalize").to_numpy()
     for c in ("iters", "reps"):
-        report(timed & ~(df[c] >= 1), f"column '{c}' must be >= 1")
-    report(df["neighbors"].notna() & ~df["neighbors"].isin([2, 4, 6, 8, 26]) & (df["program"] == "halocompare"),
+        p.rows(timed & ~(t[c] >= 1), f"column '{c}' must be >= 1")
+    p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) & (prog == "halocompare").to_numpy(),
            "halocompare neighbors must be 2, 4, 6, 8 or 26")
     for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):  # one run per file
-        first = df[c].iloc[0]
-        if isinstance(first, float) and math.isnan(first):
-            continue
-        report(~(df[c] == first) & df[c].notna(), lambda i, c=c, first=first: f"{c} {_show(df[c].iloc[i])} "
-               f"differs from the first row's {_show(first)} (one run per file)")
-    dup = df.duplicated(KEYS, keep=False) if typed else pd.Series(False, index=df.index)
+        vals: np.ndarray = df[c].to_numpy()
+        first = vals[start]
+        if vals.dtype.kind == "f":
+            differs = ~np.isnan(first) & ~np.isnan(vals) & (vals != first)
+        else:
+            differs = vals != first
+        p.rows(differs, lambda i, c=c, vals=vals, first=first: f"{c} {_show(vals[i])} differs from the first row's "
+               f"{_show(first[i])} (one run per file)")
+    keyed = df[KEYS].assign(_file=p.fidx)
+    dup = keyed.duplicated(["_file", *KEYS], keep=False).to_numpy() & typed
     if dup.any():
-        first_line = df[dup].reset_index().groupby(KEYS, dropna=False, sort=False)["index"].transform("min")
-        later = dup & df.duplicated(KEYS, keep="first")
-        where = dict(zip(df.index[dup], first_line.to_numpy()))
-        report(later, lambda i: f"same key columns as line {_line(where[df.index[i]])} (a run measures each "
+        d = keyed[dup].assign(_pos=np.flatnonzero(dup))
+        first_pos = d.groupby(["_file", *KEYS], dropna=False, sort=False)["_pos"].transform("min").to_numpy()
+        where = dict(zip(d["_pos"].to_numpy(), first_pos))
+        later = dup & keyed.duplicated(["_file", *KEYS], keep="first").to_numpy()
+        p.rows(later, lambda i: f"same key columns as line {p.lines[where[i]]} (a run measures each "
                f"configuration once: {', '.join(KEYS)})")
-    return probs
 
 
-def check_meta(path: Path, df: pd.DataFrame, meta: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """CSV against its JSON: (problems, warnings)."""
-    probs: list[str] = []
-    warns: list[str] = []
+def check_meta(p: _Problems, f: int, df: pd.DataFrame, start: int, stop: int,
+               meta: dict[str, Any]) -> list[str]:
+    """One file's rows (df.iloc[start:stop]) against its JSON: problems go to p, warnings are returned."""
+    path = p.paths[f]
     jp = path.with_suffix(".json")
-    if df.empty or not meta:
-        return probs, warns
+    if stop == start or not meta:
+        return []
     for k in ("run_id", "program", "label"):
-        if k in meta and str(df[k].iloc[0]) != str(meta[k]):
-            probs.append(f"{path}:2: {k} {df[k].iloc[0]!r} differs from {jp.name}'s {meta[k]!r}")
+        v = df[k].iat[start]
+        if k in meta and str(v) != str(meta[k]):
+            p.add(f, f"{path}:2: {k} {v!r} differs from {jp.name}'s {meta[k]!r}")
     for k in schema.key_roles("layout"):
-        v = meta.get(k)
-        if isinstance(v, int) and not isinstance(v, bool) and df[k].notna().any() and df[k].iloc[0] != v:
-            probs.append(f"{path}:2: {k} {df[k].iloc[0]:g} differs from {jp.name}'s {v}")
-    published = df["stop_reason"] == PUBLISHED
-    if published.any() and meta.get("source") != "published":
-        i = int(np.flatnonzero(published.to_numpy())[0])
-        probs.append(f"{path}:{_line(i)}: stop_reason 'published' in a run whose {jp.name} does not say "
-                     f"\"source\": \"published\"")
+        v, first = meta.get(k), float(df[k].to_numpy()[start])
+        if isinstance(v, int) and not isinstance(v, bool) and not math.isnan(first) and first != v:
+            p.add(f, f"{path}:2: {k} {first:g} differs from {jp.name}'s {v}")
     if meta.get("complete") is False:
-        warns.append(f"{jp}: run incomplete (\"complete\": false): using its {len(df)} finished row(s)")
-    elif isinstance(meta.get("rows"), int) and meta["rows"] != len(df):
-        probs.append(f"{path}: {len(df)} row(s), but {jp.name} says the complete run wrote {meta['rows']}")
-    return probs, warns
+        return [f"{jp}: run incomplete (\"complete\": false): using its {stop - start} finished row(s)"]
+    if isinstance(meta.get("rows"), int) and meta["rows"] != stop - start:
+        p.add(f, f"{path}: {stop - start} row(s), but {jp.name} says the complete run wrote {meta['rows']}")
+    return []
 
 
-def load_run(path: Path) -> tuple[Run | None, list[str], list[str]]:
-    """(run or None, problems, warnings) for one CSV."""
-    meta, version, declared, probs = _read_meta(path)
-    df, p = read_csv(path, version, declared)
-    probs = p + probs
-    warns: list[str] = []
-    if not df.empty:
-        probs += check_rows(path, df, version or SCHEMA_VERSION, typed=not p)
-        p2, warns = check_meta(path, df, meta)
-        probs += p2
-    header_only = [x for x in probs if x.endswith(": no result rows (header only)")]
-    if header_only and len(probs) == 1 and meta.get("complete") is False:
-        # a run that has just started (or was killed before its first row): nothing to use yet
-        return None, [], [f"{path}: run incomplete (\"complete\": false) and no finished rows yet: skipped"]
-    if probs or df.empty:
-        return None, probs, warns
-    if version == 1:
-        df.loc[df["stop_reason"] == V1_FAILED, "verified"] = "no"  # the upgrade rule (results.schema.json)
-    return Run(path, df, meta, warns), probs, warns
+def _published_without_source(df: pd.DataFrame, p: _Problems, metas: list[dict[str, Any]]) -> None:
+    published = (df["stop_reason"] == PUBLISHED).to_numpy()
+    if not published.any():
+        return
+    claims = np.array([m.get("source") == "published" for m in metas], dtype=bool)
+    p.once(published & ~claims[p.fidx], lambda i: f"stop_reason 'published' in a run whose "
+           f"{p.paths[p.fidx[i]].with_suffix('.json').name} does not say \"source\": \"published\"")
+
+
+def _header_version(data: bytes) -> int | None:
+    """The schema version of a file the batch reader can take: a header of exactly one version's columns
+    (any order, nothing around them) and every line ended by a newline."""
+    nl = data.find(b"\n")
+    if nl < 0 or not data.endswith(b"\n"):
+        return None
+    return _exact_header(data[:nl])
+
+
+@cache
+def _exact_header(line: bytes) -> int | None:
+    names = line.decode("utf-8", "replace").split(",")
+    v = header_version(names)
+    return v if v is not None and len(names) == len(set(names)) else None
+
+
+def _normalised(df: pd.DataFrame) -> pd.DataFrame:
+    """A parsed frame with every schema-2 column in schema order: numbers float64, strings without NaN."""
+    df.columns = [str(c).strip() for c in df.columns]
+    for c in COLUMNS:
+        if c not in df.columns:
+            df[c] = "" if c in STR_COLS else np.nan
+        elif c not in STR_COLS and df[c].dtype != np.float64:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+        elif c in STR_COLS and df[c].hasnans:
+            df[c] = df[c].fillna("")
+    return df[COLUMNS]
+
+
+def _read_together(items: list[tuple[int, bytes]]) -> tuple[list[tuple[list[int], list[int], pd.DataFrame]], list[int]]:
+    """Well-formed files of one header parsed as one text: ([(file indices, rows of each, frame)], files to
+    read alone).  A text that does not parse is halved until the files that spoil it stand alone."""
+    nl = items[0][1].index(b"\n")
+    counts = [d.count(b"\n") - 1 for _, d in items]
+    df = _read_fast(items[0][1][:nl + 1] + b"".join(d[d.index(b"\n") + 1:] for _, d in items))
+    if df is not None and len(df) == sum(counts):  # one line per row: the lines say which file a row is from
+        return [([f for f, _ in items], counts, _normalised(df))], []
+    if len(items) == 1:
+        return [], [items[0][0]]
+    half = len(items) // 2
+    a, b = _read_together(items[:half]), _read_together(items[half:])
+    return a[0] + b[0], a[1] + b[1]
+
+
+def _load_files(files: list[Path]) -> tuple[list[Run], list[str], list[str]]:
+    """Every file's rows read, then checked column by column over all files at once."""
+    metas: list[dict[str, Any]] = []
+    versions: list[int | None] = []
+    declareds: list[str] = []
+    problems: list[list[str]] = []
+    warns: list[list[str]] = []
+    fast: dict[tuple[bytes, int], list[tuple[int, bytes]]] = {}
+    alone: list[int] = []
+    for f, path in enumerate(files):
+        meta, version, declared, probs = _read_meta(path)
+        metas.append(meta)
+        versions.append(version)
+        declareds.append(declared)
+        problems.append(probs)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+        hv = _header_version(data) if data else None
+        if hv is not None and (version is None or hv == version) and data.count(b"\n") > 1:
+            fast.setdefault((data[:data.index(b"\n")], hv), []).append((f, data))
+        else:
+            alone.append(f)
+    pieces: list[tuple[list[int], list[int], pd.DataFrame]] = []
+    typed_file = np.ones(len(files), dtype=bool)
+    fresh_file = np.zeros(len(files), dtype=bool)
+    for (_, hv), items in fast.items():
+        got, more = _read_together(items)
+        pieces += got
+        alone += more
+        for idx, _, _ in got:
+            fresh_file[idx] = True
+            for f in idx:
+                versions[f] = versions[f] or hv
+    for f in sorted(alone):
+        df, read_probs = read_csv(files[f], versions[f], declareds[f])
+        problems[f] = read_probs + problems[f]
+        typed_file[f] = not read_probs
+        if not df.empty:
+            pieces.append(([f], [len(df)], _normalised(df)))
+        elif versions[f] is None:
+            versions[f] = SCHEMA_VERSION
+    nrows = np.zeros(len(files), dtype=np.int64)
+    for idx, counts, _ in pieces:
+        nrows[idx] = counts
+    bounds = np.concatenate([[0], np.cumsum(nrows)])
+    if pieces:
+        big = pd.concat([d for _, _, d in pieces], ignore_index=True) if len(pieces) > 1 else pieces[0][2]
+        # in file order: each file's rows from bounds[f] to bounds[f + 1]
+        src = np.concatenate([np.repeat(np.asarray(idx), counts) for idx, counts, _ in pieces])
+        if (np.diff(src) < 0).any():
+            big = big.iloc[np.argsort(src, kind="stable")].reset_index(drop=True)
+    else:
+        big = pd.DataFrame({c: pd.Series(dtype=object if c in STR_COLS else "float64") for c in COLUMNS})
+    fidx = np.repeat(np.arange(len(files)), nrows)
+    start = bounds[:-1][fidx]
+    lines = np.arange(len(big)) - start + 2  # the header is line 1
+    p = _Problems(files, fidx, lines)
+    ver = np.array([v or SCHEMA_VERSION for v in versions], dtype=np.int64)
+    if len(big):
+        check_rows(big, p, ver[fidx], typed_file[fidx], start, fresh_file[fidx])
+        _published_without_source(big, p, metas)
+    for f in range(len(files)):
+        warns.append(check_meta(p, f, big, int(bounds[f]), int(bounds[f + 1]), metas[f]))
+    found = p.by_file()
+    runs: list[Run] = []
+    all_probs: list[str] = []
+    all_warns: list[str] = []
+    v1 = (ver[fidx] == 1) & (big["stop_reason"] == V1_FAILED).to_numpy() if len(big) else np.zeros(0, bool)
+    if v1.any():
+        big.loc[v1, "verified"] = "no"  # the upgrade rule (results.schema.json)
+    for f, path in enumerate(files):
+        probs = problems[f] + found.get(f, [])
+        if (len(probs) == 1 and probs[0].endswith(": no result rows (header only)")
+                and metas[f].get("complete") is False):
+            # a run that has just started (or was killed before its first row): nothing to use yet
+            all_warns.append(f"{path}: run incomplete (\"complete\": false) and no finished rows yet: skipped")
+            continue
+        all_probs += probs
+        all_warns += warns[f]
+        if not probs and nrows[f]:
+            runs.append(Run(path, None, metas[f], warns[f], shared=big, span=(int(bounds[f]), int(bounds[f + 1]))))
+    return runs, all_probs, all_warns
+
 
 
 def is_raw(path: Path) -> bool:
@@ -494,15 +748,7 @@ def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], l
     files = [f for f in found if not is_raw(f)]
     if found and not files:
         raise InputError(*(f"{f}:1: {_sidecar(f)}, not a results CSV; give the run's CSV" for f in found))
-    runs: list[Run] = []
-    probs: list[str] = []
-    warns: list[str] = []
-    for f in files:
-        run, p, w = load_run(f)
-        probs += p
-        warns += w
-        if run is not None:
-            runs.append(run)
+    runs, probs, warns = _load_files(files)
     if strict and probs:
         raise InputError(*probs)
     if strict and not runs:
@@ -510,13 +756,14 @@ def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], l
     return runs, probs, warns
 
 
-def rounds(r: Run) -> tuple[np.ndarray, list[tuple[float, ...]]]:
+def rounds(r: Run) -> tuple[np.ndarray, np.ndarray]:
     """A grouped run's per-round samples (its rounds file, docs/results-format.md) for each of its rows:
     (the row's group or NaN, the row's times by round).  A group whose members lack a round (a run
     killed while writing) and a missing or unreadable file give no pairs: rows then stand alone."""
-    n = len(r.rows)
+    n = r.nrows
     group = np.full(n, np.nan)
-    samples: list[tuple[float, ...]] = [()] * n
+    samples = np.empty(n, dtype=object)
+    samples.fill(())
     name = r.meta.get("rounds")
     path = r.csv_path.with_name(str(name)) if isinstance(name, str) and "/" not in name else None
     if path is None or not path.exists():
@@ -531,32 +778,49 @@ def rounds(r: Run) -> tuple[np.ndarray, list[tuple[float, ...]]]:
     whole = counts.groupby(first).transform("nunique") == 1  # every member of the group has every round
     keep = whole.index[whole.to_numpy(bool)]  # the CSV's 1-based data rows with every round
     group[keep.to_numpy(int) - 1] = first[keep].to_numpy(float)
-    times = np.empty(n, dtype=object)
-    times[:] = samples
-    times[keep.to_numpy(int) - 1] = per_row["time_s"].agg(tuple)[keep].to_numpy()
-    return group, list(times)
+    samples[keep.to_numpy(int) - 1] = per_row["time_s"].agg(tuple)[keep].to_numpy()
+    return group, samples
 
 
 def frame(runs: list[Run]) -> pd.DataFrame:
     """All rows of runs in one frame, with derived columns: simulated, published, oversubscribed,
     library (short MPI name), start_utc and file (of the run), failed (verification failed: a result
     shown as FAILED), na (not applicable), sent_bytes (bytes one process sends per op), round_group and
-    rounds (a grouped run's per-round samples of the row: rounds())."""
-    parts = []
-    for r in runs:
-        d = r.rows  # the run's own frame gains the derived columns (no copy)
-        d["simulated"] = r.simulated
-        d["published"] = r.published
-        d["oversubscribed"] = r.oversubscribed
-        d["library"] = short_library(r.meta)
-        d["start_utc"] = str(r.meta.get("start_utc") or "")
-        d["file"] = rel(r.csv_path)
-        d["schema"] = int(r.meta.get("schema_version", SCHEMA_VERSION))
-        d["round_group"], d["rounds"] = rounds(r)  # paired samples (mpimb.paired), where measured as a group
-        parts.append(d)
-    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
-    if not parts:
-        df["oversubscribed"] = pd.Series(dtype=bool)
+    rounds (a grouped run's per-round samples of the row: rounds()).  Runs loaded together whose own
+    frames were never cut are taken from their shared frame in one step."""
+    shared = runs[0].shared if runs else None
+    if shared is not None and all(r.shared is shared and not r.cut for r in runs):
+        spans = [r.span for r in runs]
+        whole = spans[0][0] == 0 and spans[-1][1] == len(shared) and all(
+            a[1] == b[0] for a, b in zip(spans, spans[1:]))
+        df = shared.copy(deep=False) if whole else shared.take(
+            np.concatenate([np.arange(a, b) for a, b in spans])).reset_index(drop=True)
+    elif runs:
+        df = pd.concat([r.rows for r in runs], ignore_index=True)
+    else:
+        df = pd.DataFrame(columns=COLUMNS)
+    n = np.array([r.nrows for r in runs], dtype=np.int64)
+
+    def per_run(values: list[Any], dtype: Any = object) -> np.ndarray:
+        return np.repeat(np.array(values, dtype=dtype), n)
+
+    df["simulated"] = per_run([r.simulated for r in runs], bool)
+    df["published"] = per_run([r.published for r in runs], bool)
+    df["oversubscribed"] = per_run([r.oversubscribed for r in runs], bool)
+    df["library"] = per_run([short_library(r.meta) for r in runs])
+    df["start_utc"] = per_run([str(r.meta.get("start_utc") or "") for r in runs])
+    df["file"] = per_run([rel(r.csv_path) for r in runs])
+    df["schema"] = per_run([int(r.meta.get("schema_version", SCHEMA_VERSION)) for r in runs], np.int64)
+    group = np.full(len(df), np.nan)
+    samples = np.empty(len(df), dtype=object)
+    samples.fill(())
+    at = np.concatenate([[0], np.cumsum(n)])
+    for i, r in enumerate(runs):
+        if "rounds" in r.meta:  # paired samples (mpimb.paired), where measured as a group
+            g, t = rounds(r)
+            group[at[i]:at[i + 1]] = g
+            samples[at[i]:at[i + 1]] = t
+    df["round_group"], df["rounds"] = group, samples
     with np.errstate(invalid="ignore", divide="ignore"):
         df["sent_bytes"] = df["mbps"] * 1e6 * df["time_median_s"]
     df["na"] = na_mask(df["stop_reason"])

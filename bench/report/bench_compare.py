@@ -32,8 +32,8 @@ SCHEMA = ROOT / "analysis" / "mpimb" / "schema" / "results.schema.json"
 COLUMNS = [c["title"] for c in json.loads(SCHEMA.read_text())["prefixItems"]]
 TESTS = ["bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall", "reduce_scatter_block",
          "scan", "barrier"]
-METHODS = ["library", "binomial", "chain", "scatter-allgather", "ring"]
-COMMS = ["world", "dup", "cart", "node"]
+METHODS = ["library", "binomial", "chain", "scatter-allgather", "tree-pipelined"]
+COMMS = ["world", "dup", "split", "node"]
 
 
 def make_set(d: Path, label: str, rows: int, speed: float, seed: int) -> None:

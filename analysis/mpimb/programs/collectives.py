@@ -4,7 +4,7 @@ per node × root, docs/slurm.md), its plots (the library's blocking and nonblock
 a sweep per test) and its findings (the library's broadcast against the best user-level
 algorithm; rows that differ only in a setting).
 
-A run's layout in the layout table is its Slurm job's (the `layout` column keys.annotate gives
+A run's layout in the layout table is its Slurm job's (the `layout` column keys.prepared gives
 runs with a "slurm" record: nodes, ppn) when it has one, else what MPI saw (the CSV's nnodes ×
 ppn).  Where they differ (a launcher that does not give MPI the job's nodes), a note says so."""
 

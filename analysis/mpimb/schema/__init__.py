@@ -115,6 +115,20 @@ def method_families(program: str = "halocompare") -> dict[str, str]:
     return fam
 
 
+def programs() -> list[str]:
+    """The programs that write results (the program column's enum)."""
+    names: list[str] = spec("program")["enum"]
+    return names
+
+
+def program_vocabulary(column: str) -> dict[str, tuple[list[str], list[str]]]:
+    """A column whose values depend on the program (method, comm): program -> (allowed values,
+    allowed patterns), from the column's x-vocabulary (and its x-patterns)."""
+    voc = spec(column)["x-vocabulary"]
+    pats = voc.get("x-patterns", {})
+    return {p: (list(voc.get(p, {})), list(pats.get(p, {}))) for p in programs()}
+
+
 UNKNOWN_FAMILY = "unknown"
 POINT_TO_POINT = "point-to-point"
 ONE_SIDED = "one-sided"
