@@ -110,17 +110,28 @@ def cmd_validate(a: argparse.Namespace) -> int:
     return 0
 
 
+# Text for people stops after this many blocks (a sweep of hundreds of machines printed tens of
+# thousands of lines and took minutes); csv and latex, for programs, always hold every block.
+TABLE_BLOCKS = 100
+
+
 def cmd_table(a: argparse.Namespace) -> int:
     from .findings import findings
     from .judge import text
-    from .tables import build
+    from .tables import blocks, build
 
     runs, _, warns = load(a.paths)
     df, dup = prepared(runs)
     _warn(warns + dup)
-    tables = build(df, a.stat)
+    limit = TABLE_BLOCKS if a.format in ("text", "markdown", "html") else None
+    tables = build(df, a.stat, limit)
     sep = "\n"
     body = sep.join(t.render(a.format) for t in tables)
+    if limit is not None and (n := blocks(df)) > limit:
+        more = (f"{n - limit} more of the {n} runs (machine, program, processes) are not shown: give fewer "
+                "files, or --format csv for all of them")
+        print(f"mpimb-report table: {more}", file=sys.stderr)
+        body += sep + (f"<p><strong>{more}</strong></p>" if a.format == "html" else f"{more}\n")
     banner = failed_banner(df)
     found = findings(df)
     if a.format == "html":

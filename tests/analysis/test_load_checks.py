@@ -202,3 +202,21 @@ def test_one_bad_file_among_many_is_named(tmp_path: Path, capsys: pytest.Capture
     assert v.rc == 1 and len(probs) == 2, probs
     assert probs[0].startswith(f"{files[17]}:4: column 'bytes': expected an integer")
     assert probs[1].startswith(f"{files[30]}:6: comm '=1+1' is not a pingpong comm")
+
+
+def test_text_tables_stop_after_the_block_limit(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Hundreds of machines do not print tens of thousands of lines: text stops after TABLE_BLOCKS runs
+    and says how many it left out (stdout and stderr); csv, for programs, keeps every run."""
+    from mpimb import cli as cli_module
+
+    every = cli("table", str(FIXTURES / "clusterA"), "--format", "csv", capsys=capsys)
+    full = cli("table", str(FIXTURES / "clusterA"), capsys=capsys)
+    monkeypatch.setattr(cli_module, "TABLE_BLOCKS", 2)
+    t = cli("table", str(FIXTURES / "clusterA"), capsys=capsys)
+    m = re.search(r"(\d+) more of the (\d+) runs \(machine, program, processes\) are not shown", t.out)
+    assert t.rc == 0 and m and int(m.group(2)) - int(m.group(1)) == 2, t.out[-500:]
+    assert m.group(0) in t.err
+    assert len(t.out) < len(full.out) and "not shown" not in full.out + full.err
+    capped = cli("table", str(FIXTURES / "clusterA"), "--format", "csv", capsys=capsys)
+    assert capped.out == every.out and "not shown" not in capped.out + capped.err
