@@ -128,12 +128,13 @@ def cmd_table(a: argparse.Namespace) -> int:
     sep = "\n"
     body = sep.join(t.render(a.format) for t in tables)
     if limit is not None and (n := blocks(df)) > limit:
-        more = (f"{n - limit} more of the {n} runs (machine, program, processes) are not shown: give fewer "
-                "files, or --format csv for all of them")
+        more = (f"{n - limit} more of the {n} runs (machine, program, processes) are not shown, nor the "
+                f"findings past the first {limit} machines: give fewer files, or --format csv for all the tables")
         print(f"mpimb-report table: {more}", file=sys.stderr)
         body += sep + (f"<p><strong>{more}</strong></p>" if a.format == "html" else f"{more}\n")
     banner = failed_banner(df)
-    found = findings(df)
+    # a limit cuts the tables at runs, the findings at machines (fewer); csv and latex carry no findings
+    found = findings(df, limit) if a.format in ("text", "markdown", "html") else []
     if a.format == "html":
         from .page import banners, findings_html, html_page
 

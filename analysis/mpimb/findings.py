@@ -45,13 +45,16 @@ def _from(rows: pd.DataFrame, machine: str, where: str, scope: str) -> list[Find
     return out
 
 
-def findings(df: pd.DataFrame) -> list[Finding]:
-    """Every finding for the rows of df (keys.prepared's frame: one result set, repeated runs resolved)."""
+def findings(df: pd.DataFrame, limit: int | None = None) -> list[Finding]:
+    """Every finding for the rows of df (keys.prepared's frame: one result set, repeated runs resolved);
+    limit: those of the first `limit` machines (label, library) only."""
     if df.empty:
         return []
     d = usable(df)
     out: list[Finding] = []
-    for (label, lib), mach in groups(d, MACHINE):
+    for i, ((label, lib), mach) in enumerate(groups(d, MACHINE)):
+        if limit is not None and i >= limit:
+            break
         machine = f"{label} · {lib}"
         layouts = mach.groupby(LAYOUT, dropna=False).ngroups
         for (nprocs, nn, ppn), m in groups(mach, LAYOUT, dropna=False):
