@@ -203,7 +203,8 @@ def text(fs: list[Finding], width: int = 120) -> str:
         return ""
     out = []
     for mach in dict.fromkeys(f.machine for f in fs):
-        out.append(f"Findings — {mach} (medians; {RULE}):")
+        out.append(textwrap.fill(f"Findings — {mach} (medians; {RULE}):", width, subsequent_indent="  ",
+                                 break_on_hyphens=False, break_long_words=False))
         for f in fs:
             if f.machine == mach:
                 out.append(textwrap.fill(f.sentence, width, initial_indent="- ", subsequent_indent="  ",
