@@ -1,9 +1,11 @@
 """The findings rules — the one place that decides when a difference is called and how a finding
 says it (docs/report.md, "Findings").
 
-- A difference is called only where the two 95 % confidence intervals of the medians
-  (time_ci_lo_s .. time_ci_hi_s) do not overlap (CALLED); where they overlap the pair is within
-  the noise (NOISE) and no winner is named.
+- A difference is called only outside the noise (RULE, the one wording every output states): where
+  the two rows were measured together (one group of rounds), the 95 % interval of the per-round
+  time ratio (mpimb.paired) lies outside [1 - MARGIN, 1 + MARGIN]; otherwise the two 95 %
+  confidence intervals of the medians (time_ci_lo_s .. time_ci_hi_s) do not overlap (CALLED).
+  Inside, the pair is within the noise (NOISE) and no winner is named.
 - A row with fewer than schema.MIN_REPS_FOR_CI repetitions has no usable interval: a pair
   involving it is "not judged (N repetitions)", N the smaller count (few_reps).
 - Figures without an interval (published ones) are not judged (UNJUDGED).
@@ -37,9 +39,11 @@ UNJUDGED = "not judged (no confidence interval)"
 OVERSUBSCRIBED = "[oversubscribed: ranks × threads > cores — figures of the OS scheduler] "
 ORDERING_METHOD = "irecv-isend"
 MIN_REPS = schema.MIN_REPS_FOR_CI
+# The rule as every output states it (stdout, mpimb-report findings / table, the HTML pages).
+RULE = ("a difference is called only outside the noise: the 95 % interval of the per-round ratio where measured "
+        "together, else the two 95 % CIs")
 # The first line of the plain findings block (mpimb-report findings; the C programs print it).
-HEADER = ("Findings (medians; a difference is called only outside the noise: the 95 % interval of the per-round "
-          "ratio where measured together, else the two 95 % CIs):")
+HEADER = f"Findings (medians; {RULE}):"
 
 
 def few_reps(n: int) -> str:
@@ -199,7 +203,8 @@ def text(fs: list[Finding], width: int = 120) -> str:
         return ""
     out = []
     for mach in dict.fromkeys(f.machine for f in fs):
-        out.append(f"Findings — {mach} (a difference is called only where the 95 % CIs do not overlap):")
+        out.append(textwrap.fill(f"Findings — {mach} (medians; {RULE}):", width, subsequent_indent="  ",
+                                 break_on_hyphens=False, break_long_words=False))
         for f in fs:
             if f.machine == mach:
                 out.append(textwrap.fill(f.sentence, width, initial_indent="- ", subsequent_indent="  ",

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from . import __version__
-from .judge import OVERSUBSCRIBED, Finding
+from .judge import OVERSUBSCRIBED, RULE, Finding
 from .keys import failed_lines
 from .load import Run, short_library
 from .plotting import Plot
@@ -234,10 +234,9 @@ def findings_html(fs: list[Finding]) -> str:
     """The findings section: per machine, one sentence each."""
     if not fs:
         return ""
-    out = [('<section id="findings"><h2>Findings</h2><p class="note">Computed from the data; a difference is '
-           "called only where the 95 % confidence intervals of the medians do not overlap, otherwise the sentence "
-           "says it is within the noise; a result of fewer than " f"{MIN_REPS_FOR_CI} repetitions judges nothing. "
-           "FAILED results are left out.</p>")]
+    out = [('<section id="findings"><h2>Findings</h2><p class="note">Computed from the data (medians); '
+           f"{RULE}, otherwise the sentence says it is within the noise; a result of fewer than "
+           f"{MIN_REPS_FOR_CI} repetitions judges nothing. FAILED results are left out.</p>")]
     for mach in dict.fromkeys(f.machine for f in fs):
         out.append(f"<h3>{esc(mach)}</h3><ul>" + "".join(f"<li>{esc(f.sentence)}</li>" for f in fs if f.machine == mach)
                    + "</ul>")

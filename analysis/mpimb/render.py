@@ -12,6 +12,7 @@ import io
 import math
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,10 +22,18 @@ from . import schema
 from .keys import MACHINE, VARIANT, params_note, with_variant
 
 
+def shown(v: float) -> float:
+    """v as the CSV keeps it (9 significant digits), the one input of fmt and fmt_ratio here and of
+    mb_fmt_value / mb_fmt_ratio in src/common/output.c: a figure at a rounding tie (0.6965 µs) then
+    rounds alike in the C program's table (from memory) and in mpimb-report's (from the CSV)."""
+    return float(f"{v:.9g}")
+
+
 def fmt(v: float) -> str:
-    """Like the C programs' tables: 3 significant digits, no exponent for big values."""
+    """Like the C programs' tables (mb_fmt_value): 3 significant digits, no exponent for big values."""
     if v is None or not math.isfinite(v):
         return "-"
+    v = shown(v)
     if v == 0:
         return "0"
     a = abs(v)
@@ -35,6 +44,11 @@ def fmt(v: float) -> str:
     if a >= 10:
         return f"{v:.2f}"
     return f"{v:.3g}"
+
+
+def fmt_ratio(r: float) -> str:
+    """A ratio of two figures, two decimals (mb_fmt_ratio in the C programs' tables)."""
+    return f"{shown(r):.2f}" if math.isfinite(r) else "-"
 
 
 def fmt_bytes(b: float) -> str:
@@ -177,14 +191,18 @@ class Table:
             idx = [*range(k), *chunk]
             if bi:
                 out.append("")
-            if self.groups:
-                line = " " * (sum(w[:k]) + 2 * (k - 1))
+            if self.groups:  # each label starts above its group's first column, as the C tables' do
+                line, at = "", sum(w[:k]) + 2 * (k - 1)
                 for c in chunk:
+                    at += 2
                     label = names[c] if c < len(names) else ""
                     if not label and c == chunk[0] and c < len(names):  # a group continued from the last block
                         owner = next((names[x] for x in range(c, 0, -1) if names[x]), "")
                         label = f"{owner} (cont.)" if owner else ""
-                    line += "  " + label.ljust(w[c])
+                    if label:
+                        line = line.ljust(at) if len(line) + 2 <= at else line + "  "
+                        line += label
+                    at += w[c]
                 out.append(line.rstrip())
 
             def row(cells: list[str], idx: list[int] = idx) -> str:
@@ -276,14 +294,14 @@ def heat_colour(f: float) -> str:
     return f"hsl({f * 120:.0f}, 62%, {88 - 10 * f:.0f}%)"
 
 
-def cell(v: float, na: bool, failed: bool = False) -> str:
+def cell(v: float, na: bool, failed: bool = False, show: Callable[[float], str] = fmt) -> str:
     if failed:
         return FAILED
     if na:
         return "n/a"
     if v is None or not math.isfinite(v):
         return ""
-    return fmt(v)
+    return show(v)
 
 
 def context(d: pd.DataFrame) -> str:
@@ -341,9 +359,9 @@ def failed_note(d: pd.DataFrame) -> list[str]:
 
 
 def pivot(d: pd.DataFrame, rows: list[str], cols: list[str], title: str, row_fmt: dict[str, object] | None = None,
-          unit_in_header: bool = True) -> Table:
-    """Generic block: rows × columns of d's value; key columns that would otherwise leave two
-    values in a cell (another --root, a second thread level ...) are added to the rows."""
+          unit_in_header: bool = True, value_fmt: Callable[[float], str] = fmt) -> Table:
+    """Generic block: rows × columns of d's value (shown by value_fmt); key columns that would otherwise
+    leave two values in a cell (another --root, a second thread level ...) are added to the rows."""
     d, constant = with_variant(d)
     rows = rows + extra_keys(d, rows + cols)
     a = agg(d, rows + cols)
@@ -378,7 +396,7 @@ def pivot(d: pd.DataFrame, rows: list[str], cols: list[str], title: str, row_fmt
         cells = [join(rows, rk, " · ") or "-"]
         for ck in col_keys:
             hit = lookup.get(rk + ck)
-            cells.append(cell(hit[0], bool(hit[1]), bool(hit[2])) if hit else "")
+            cells.append(cell(hit[0], bool(hit[1]), bool(hit[2]), value_fmt) if hit else "")
         body.append(cells)
     notes = [n for n in (params_note(constant),) if n] + failed_note(d)
     return Table(title, header, body, notes=notes)

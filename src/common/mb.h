@@ -329,6 +329,7 @@ int mb_choice_index(const char *choices, const char *word, size_t wlen);
  * groups: NULL, or ncols labels, non-NULL where a column group starts. */
 void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *const *groups);
 void mb_fmt_value(char *buf, size_t len, double v); /* 3 significant digits */
+void mb_fmt_ratio(char *buf, size_t len, double v); /* a ratio of two figures: 2 decimals */
 /* A table cell for a row, malloc'd: "-" without a row, "n/a" for a row the
  * library could not run, "FAILED" for one whose verification failed, else v
  * formatted (v is not read in the other cases). */

@@ -116,8 +116,27 @@ void mb_csv_row(const struct mb_run *run, const struct mb_row *r)
     fflush(f); /* a killed job keeps every finished row */
 }
 
+/* v as the CSV keeps it (9 significant digits): the one input of a table
+ * cell here and in mpimb-report (render.shown), so that a figure at a
+ * rounding tie (0.6965 us) shows alike from memory and from the CSV. */
+static double shown(double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.9g", v);
+    return strtod(buf, NULL);
+}
+
+void mb_fmt_ratio(char *buf, size_t len, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, len, "%.2f", shown(v));
+    else
+        snprintf(buf, len, "-");
+}
+
 void mb_fmt_value(char *buf, size_t len, double v)
 {
+    if (isfinite(v)) v = shown(v);
     if (!(v > 0) || !isfinite(v))
         snprintf(buf, len, "%s", v == 0 ? "0" : "-");
     else if (v >= 1000)

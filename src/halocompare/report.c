@@ -145,7 +145,7 @@ static void one_sender_block(const struct mb_run *run)
             const struct mb_row *hr = find(run, "halo", "irecv-isend", "world", nb, p, -1);
             char name[48], ratio[32] = "-";
             snprintf(name, sizeof name, "%d-nbr %s", nb, p ? "periodic" : "non-periodic");
-            if (hr && !hr->na && rate(run, hr) > 0) snprintf(ratio, sizeof ratio, "%.2f", rate(run, o) / rate(run, hr));
+            if (hr && !hr->na && rate(run, hr) > 0) mb_fmt_ratio(ratio, sizeof ratio, rate(run, o) / rate(run, hr));
             cells[n * ncols] = strdup(name);
             cell(&cells[n * ncols + 1], run, o);
             cell(&cells[n * ncols + 2], run, hr);

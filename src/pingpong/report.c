@@ -19,18 +19,21 @@ static char *fmt(double v)
 static char *str(const char *s) { return strdup(s); }
 
 
-/* What a block shows: microseconds per message, or MB/s (x factor) */
+/* What a block shows: microseconds per message, or MB/s of what one process
+ * sends (the CSV's mbps, as mpimb-report shows it: bibw one direction,
+ * msgrate one pair); msgrate adds the messages per second of all pairs. */
 struct shape {
     const char *test, *title, *unit;
-    int rate;      /* 1: bytes / time, 0: time in us */
-    double factor; /* bibw: both directions; msgrate: all pairs */
+    int rate;     /* 1: bytes / time, 0: time in us */
+    double pairs; /* msgrate: pairs sending at once */
 };
 
 static double value(const struct shape *sh, const struct mb_row *r, double t)
 {
     if (isnan(t)) return NAN; /* no interval below 6 repetitions: shown as '-' */
+    if (sh->rate && r->bytes == 0) return NAN; /* 0 bytes: no bandwidth (the CSV's mbps is empty) */
     if (!(t > 0)) return 0;
-    return sh->rate ? sh->factor * (double)r->bytes / t / 1e6 : t * 1e6;
+    return sh->rate ? (double)r->bytes / t / 1e6 : t * 1e6;
 }
 
 static void block(const struct mb_run *run, const struct shape *sh, const char *comm, const char *who)
@@ -63,7 +66,7 @@ static void block(const struct mb_run *run, const struct shape *sh, const char *
         snprintf(reps, sizeof reps, "%ld", r->reps);
         row[5] = str(reps);
         row[6] = str(r->stop_reason);
-        if (msgrate) row[7] = fmt(sh->factor / mb_stat_value(&run->opts, &r->t));
+        if (msgrate) row[7] = fmt(sh->pairs / mb_stat_value(&run->opts, &r->t));
     }
     printf("\n# %s, %s [%s]\n", sh->title, who, comm);
     mb_table_emit(stdout, n + 1, ncols, cells, NULL);
@@ -155,8 +158,9 @@ void pp_report(const struct mb_run *run, const struct pp_place *pl, long window,
         {"latency", "Latency (one-way = half round trip)", "Latency (us)", 0, 1},
         {"pingping", "Ping-ping (both send at once, time per message)", "Time (us)", 0, 1},
         {"bw", "Bandwidth (osu_bw)", "Bandwidth (MB/s)", 1, 1},
-        {"bibw", "Bidirectional bandwidth (osu_bibw, both directions)", "Bandwidth (MB/s)", 1, 2},
-        {"msgrate", "Message rate (osu_mbw_mr), all pairs together", "MB/s", 1, npairs},
+        {"bibw", "Bidirectional bandwidth (osu_bibw), MB/s of one direction", "Bandwidth (MB/s)", 1, 1},
+        {"msgrate", "Message rate (osu_mbw_mr), all pairs together: MB/s of one pair, Messages/s of all", "MB/s", 1,
+         npairs},
     };
     char who[2][48];
     const int *pair[2] = {pl->intra, pl->inter};

@@ -38,7 +38,7 @@ static char *ratio(const struct mb_run *run, const struct mb_row *x, const struc
     char buf[32] = "-";
     if (x && ref && !x->na && !ref->na) {
         double a = mb_stat_value(&run->opts, &x->t), b = mb_stat_value(&run->opts, &ref->t);
-        if (a > 0 && b > 0) snprintf(buf, sizeof buf, "%.2f", a / b);
+        if (a > 0 && b > 0) mb_fmt_ratio(buf, sizeof buf, a / b);
     }
     return strdup(buf);
 }

@@ -27,6 +27,7 @@ from ..render import (
     failed_note,
     fmt,
     fmt_bytes,
+    fmt_ratio,
     heat_colour,
     pivot,
 )
@@ -97,7 +98,7 @@ def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
             stencil = f"{int(n)}-nbr {'periodic' if p == 1 else 'non-periodic'}"
             ok = math.isfinite(ref) and ref > 0 and not na and not f and not ref_bad
             rows.append([stencil, cell(v, bool(na), bool(f)), FAILED if ref_bad else fmt(ref) if math.isfinite(ref)
-                         else "", fmt(v / ref) if ok else ""])
+                         else "", fmt_ratio(v / ref) if ok else ""])
         out.append(Table(f"One sender (world): one interior process sends alone, MB/s — {ctx}",
                          ["stencil", "one-sender", f"halo {ORDERING_METHOD}", "one-sender/halo"], rows,
                          notes=failed_note(one)))

@@ -10,7 +10,7 @@ from ..judge import pair, ratio, us
 from ..keys import with_variant
 from ..load import groups
 from ..plotting import MAX_SERIES, Plot, bytes_axis, per_test, pyplot, save
-from ..render import Table, agg, fmt_bytes, pivot
+from ..render import Table, agg, fmt_bytes, fmt_ratio, pivot
 
 
 def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
@@ -33,7 +33,7 @@ def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
         a["stop_reason"] = ""
         a["params"] = ""
         tb = pivot(a, ["bytes", *match[1:]], ["method", "comm"], f"rma {test}: time ratio RMA / send-recv (< 1: RMA "
-                   f"faster) — {ctx}", unit_in_header=False)
+                   f"faster) — {ctx}", unit_in_header=False, value_fmt=fmt_ratio)
         out.append(tb)
     return out
 
