@@ -125,6 +125,9 @@ def test_two_nodes_two_ranks(slurm_cluster: SlurmCluster, tmp_path: Path, lib: s
         intra, inter = meta["pingpong"]["intra_pair"], meta["pingpong"]["inter_pair"]
         assert (intra, inter) == expected_pairs(node), (name, node, intra, inter)
         assert node[intra[0]] == node[intra[1]] and node[inter[0]] != node[inter[1]]
+        # the harness's node map, rank by rank (JSON ranks[].node), is Slurm's up to naming
+        mine = [r["node"] for r in meta["ranks"]]
+        assert len(set(zip(mine, node, strict=True))) == NODES == len(set(mine)), (name, mine, node)
         tests = {r["test"] for r in rows}
         assert {(r["test"], r["comm"]) for r in rows} == {(t, c) for t in tests for c in ("intra", "inter")}, rows
     assert expected_pairs(slurm_nodes(out, "pingpong-cyclic")) == ([0, 2], [0, 1])

@@ -298,7 +298,9 @@ static void ranks(FILE *f, const struct mb_run *run)
         jstr(f, M.recs + (size_t)r * REC);
         fputs(", \"cpus\": ", f);
         jstr(f, M.recs + (size_t)r * REC + REC / 2);
-        fprintf(f, ", \"bound\": %s}", M.bound[r] < 0 ? "null" : M.bound[r] ? "true" : "false");
+        fprintf(f, ", \"bound\": %s", M.bound[r] < 0 ? "null" : M.bound[r] ? "true" : "false");
+        if (run->nodes.node_of) fprintf(f, ", \"node\": %d", run->nodes.node_of[r]); /* the node map itself */
+        fputs("}", f);
     }
     fputs("\n  ]", f);
 }
