@@ -108,7 +108,7 @@ def bench(tmp: Path, label: str = "clusterA") -> Path:
 
 def findings_block(out: str) -> list[str]:
     """The findings the text report opens with, one sentence per item (wrapping undone)."""
-    m = re.search(r"\nFindings — .*?\):\n((?:[-\s] [^\n]*\n)+)", out, re.S)  # the header may wrap
+    m = re.search(r"\nFindings — .*?\):\n((?:[-\s] [^\n]*\n)+)", out, re.DOTALL)  # the header may wrap
     assert m, out[:2000]
     return [" ".join(x.split()) for x in re.split(r"\n- ", "\n" + m.group(1)) if x.strip()]
 
