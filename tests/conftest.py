@@ -229,6 +229,29 @@ def check_bad_input(program: str, args: list[str], message: str, cwd: Path, *, r
         assert list(cwd.iterdir()) == [], f"{where}: left {sorted(x.name for x in cwd.iterdir())}"
 
 
+# ------------------------------------------------------------------ parallel workers
+# scripts/run-tests runs pytest on one worker per core (pytest-xdist, --dist loadgroup).  A module whose
+# tests share a module-scoped fixture (one launch for the module) is one unit of work, so the launch runs
+# once; every module that needs the Slurm cluster shares one worker, so one cluster serves them; every
+# other test is a unit of its own, for balance.  tryfirst: xdist reads the marks in its own hook.
+def _shares_a_launch(item: pytest.Item) -> bool:
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    return any(d.scope in ("module", "package") for ds in defs.values() for d in ds)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    slurm = {module(i) for i in items if "slurm_cluster" in getattr(i, "fixturenames", ())}
+    shared = {module(i) for i in items if _shares_a_launch(i)}
+    for item in items:
+        m = module(item)
+        if m in slurm or m in shared:
+            item.add_marker(pytest.mark.xdist_group("slurm" if m in slurm else m))
+
+
 # ------------------------------------------------------------------ Slurm
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
