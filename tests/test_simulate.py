@@ -463,6 +463,7 @@ def test_halocompare_1024_torus(tmp_path: Path) -> None:
     assert meta["nnodes"] == 1024 and meta["ppn"] == 1
     assert meta["options"]["warmup"] == 0  # scripts/simulate's default
     assert meta["hosts"][:2] == ["bgl-0", "bgl-1"]
+    assert meta["sync"]["clocks_synchronised"] is True and meta["sync"]["window_rows"] > 0  # at 1024 ranks
     halo = [r for r in rows if r["test"] == "halo" and r["method"] == "irecv-isend"]
     assert {r["comm"] for r in halo} == {"world", "evenodd"}
     for r in halo + [r for r in rows if r["test"] == "one-sender"]:
@@ -486,6 +487,8 @@ def test_collectives_1024_fat_tree(tmp_path: Path) -> None:
         "barrier,bcast,allreduce",
         "-m",
         "8:8",
+        "--sync",  # the window clock synchronisation at 1024 ranks is test_halocompare_1024_torus's
+        "barrier",
         out=out,
     )
     rows = check_schema(run, "collectives", 1024)
