@@ -82,6 +82,13 @@ int mb_sync_window(const struct mb_run *run, double rep);
 void mb_sync_count(int window, long rejected); /* rank 0: rows per mode, for the JSON */
 void mb_sync_meta(FILE *f, const struct mb_run *run);
 
+/* tracing.c: --trace (the profiler's trace mode for the selected tests) */
+/* before MPI_Init: re-executes the program with the profiler preloaded (argv: as given), or says why not */
+void mb_trace_preload(char **argv, const struct mb_opts *o, char *err, size_t len);
+void mb_trace_start(struct mb_run *run); /* the trace's path and run id to the profiler; the JSON's "trace" */
+void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row); /* after measuring */
+int mb_trace_end(struct mb_run *run); /* 2 when --trace matched no test (said by rank 0), else 0 */
+
 /* order.c: --order */
 void mb_permutation(unsigned long long seed, int *perm, int n); /* seeded Fisher-Yates */
 void mb_order_seed(struct mb_run *run); /* every rank agrees on the seed (collective over world) */

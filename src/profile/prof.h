@@ -11,6 +11,7 @@
 #define MBP_PROF_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "calls.h"

@@ -462,7 +462,7 @@ void mbp_trace_finish(const char *profile_run_id)
                 PMPI_Recv(R[r].ev + i, (int)(c * (long)sizeof *all), MPI_BYTE, r, 2701, mbp.world, MPI_STATUS_IGNORE);
             }
         }
-        if (!T.discard) {
+        if (!T.discard && strcmp(T.path, "@program")) { /* @program: the program never named it (usage error) */
             char tmp[4200];
             snprintf(tmp, sizeof tmp, "%s.tmp", T.path);
             FILE *f = fopen(tmp, "w");
