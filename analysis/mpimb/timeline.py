@@ -66,7 +66,7 @@ def read(path: Path) -> Trace:
                           "ts": x["ts"].astype(float), "dur": x["dur"].astype(float)})
     s = ev[ev["ph"] == "s"].set_index("id")
     f = ev[ev["ph"] == "f"].set_index("id")
-    both = s.join(f, lsuffix="_s", rsuffix="_f", how="inner")
+    both = s.merge(f, left_index=True, right_index=True, suffixes=("_s", "_f"))
     messages = pd.DataFrame({"id": both.index, "src": both["pid_s"].astype(int), "src_ts": both["ts_s"].astype(float),
                              "dst": both["pid_f"].astype(int), "dst_ts": both["ts_f"].astype(float)})
     messages = messages.reset_index(drop=True)
