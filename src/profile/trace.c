@@ -58,6 +58,8 @@ static struct {
 static _Thread_local struct tbuf *mine;
 static _Thread_local uint64_t saved_keys[SAVE_MAX];
 
+static struct tbuf *thread_buffer(void);
+
 /* ------------------------------------------------ settings */
 
 void mbp_trace_init(void)
@@ -98,6 +100,8 @@ void mbp_trace_init(void)
         }
     }
     T.on = 1;
+    /* the main thread's buffer now, its pages touched: no page fault (nor allocation) inside a stretch */
+    if ((mine = thread_buffer())) memset(mine->ev, 0, mine->cap * sizeof *mine->ev);
     mbp_trace_rec = from_init;
     if (from_init) T.begin[T.nstretch] = mbp_ticks();
 }
