@@ -47,6 +47,8 @@ def traced(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     assert r.returncode == 0, r.stderr
     path = out.with_name("halo-trace.json")
     assert f"trace in {path}" in r.stderr
+    # the profiler wrote the trace alone: no profile of its own (MPIMB_PROF_OUT=none)
+    assert not (out.parent / "results").exists() and not list(out.parent.glob("profile-*"))
     return lib, path, json.loads(path.read_text())
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .load import InputError
 from .plotting import COLORS, Plot, pyplot, save
+from .render import fmt
 
 MAX_RANKS = 64  # readable swimlanes; above, a window of this many
 FORMAT = "mpimb-trace"
@@ -116,7 +117,7 @@ def timeline_plot(t: Trace, ranks: tuple[int, int] | None = None) -> Plot:
                       if isinstance(st, dict) and isinstance(st.get("test"), dict) and "key" in st["test"])
     window = f" — ranks {lo}–{hi - 1} of {t.ranks} shown" if hi - lo < t.ranks else ""
     ax.set_title(f"Timeline{': ' + tests if tests else ''}{window}\n{len(m)} messages (arrows: send → receive "
-                 f"completion), clock error {float(t.meta.get('clock', {}).get('residual_error_s', 0)) * 1e6:.2g} µs, "
+                 f"completion), clock error {fmt(float(t.meta.get('clock', {}).get('residual_error_s', 0)) * 1e6)} µs, "
                  f"{int(t.meta.get('dropped_events', 0))} events dropped")
     ax.grid(axis="y", alpha=0)
     return save(fig, f"{t.path.stem}-timeline", "timeline")
