@@ -84,10 +84,9 @@ const char *mb_trace_check(const struct mb_program *prog, const struct mb_opts *
 {
     if (!o->trace) return o->trace_out || o->trace_iters ? "--trace-iters and --trace-out need --trace" : NULL;
 #ifdef MB_SIMULATED
-    (void)prog;
     snprintf(buf, len, "--trace is not available in simulation (libmpimb-prof.so is not built for SimGrid)");
-    return buf;
-#else
+    if (buf[0]) return buf;
+#endif
     for (const char *p = o->trace;;) {
         size_t l = strcspn(p, "/");
         const struct mb_option *opt;
@@ -122,7 +121,6 @@ const char *mb_trace_check(const struct mb_program *prog, const struct mb_opts *
         }
     }
     return NULL;
-#endif
 }
 
 /* This process's copy of libmpimb-prof.so, from /proc/self/maps. */
@@ -163,8 +161,7 @@ static int lib_beside(char *out, size_t len)
 void mb_trace_preload(char **argv, const struct mb_opts *o, char *err, size_t len)
 {
     find_loaded();
-    if (!o->trace || loaded[0]) return;
-#ifndef MB_SIMULATED
+    if (!o->trace || loaded[0]) return; /* (never reached with --trace in simulation: refused above) */
     char lib[PATH_MAX], pre[2 * PATH_MAX + 8];
     if (getenv("MPIMB_TRACE_EXEC")) {
         snprintf(err, len, "--trace: LD_PRELOAD=%s did not load the profiler", getenv("LD_PRELOAD"));
@@ -184,9 +181,6 @@ void mb_trace_preload(char **argv, const struct mb_opts *o, char *err, size_t le
     setenv("MPIMB_PROF_OUT", "none", 1);
     execv("/proc/self/exe", argv);
     snprintf(err, len, "--trace: cannot re-execute the program with the profiler");
-#else
-    (void)argv, (void)err, (void)len;
-#endif
 }
 
 void mb_trace_start(struct mb_run *run)
