@@ -19,7 +19,7 @@ from conftest import ROOT, bindir, check_bad_input, launcher, run_mpi
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
 from helpers import cli
-from mpimb.timeline import notes, parse_ranks, read
+from mpimb.timeline import notes, parse_ranks, read, timeline_plot
 
 ITERS = 3
 # halocompare's 2-D mesh of 4 ranks is 2x2 (MPI_Dims_create), row-major: the non-periodic
@@ -172,6 +172,16 @@ def test_timeline_window_above_64_ranks(tmp_path: Path, capsys: pytest.CaptureFi
     assert notes(read(p), parse_ranks("6:69")) == ["70 ranks: ranks 6-69 drawn (--ranks FIRST:LAST for another window)"]
     r = cli("timeline", str(p), "--ranks", "0:64", capsys=capsys)
     assert r.rc == 2 and r.err.count("\n") == 1 and "at most 64 ranks" in r.err
+    r = cli("timeline", str(p), "--time", "5:2", capsys=capsys)
+    assert r.rc == 2 and r.err.count("\n") == 1 and "--time must be FROM:TO" in r.err
+
+
+def test_timeline_time_window(tmp_path: Path) -> None:
+    """--time: the calls and messages of a window (the synthetic ring's message r leaves at r + 0.5 µs)."""
+    p = tmp_path / "ring.json"
+    p.write_text(json.dumps(synthetic(8)))
+    svg = timeline_plot(read(p), span=(2.0, 6.0)).svg.decode()
+    assert "2 to 6 µs" in svg and "2 messages" in svg  # messages 2 and 3: sent at 2.5, 3.5, received by 6
 
 
 @pytest.mark.parametrize("damage", ["truncated", "not-a-trace", "missing"])

@@ -253,10 +253,10 @@ def cmd_profile(a: argparse.Namespace) -> int:
 
 
 def cmd_timeline(a: argparse.Namespace) -> int:
-    from .timeline import notes, parse_ranks, read, write
+    from .timeline import notes, parse_ranks, parse_span, read, write
 
     try:
-        ranks = parse_ranks(a.ranks)
+        ranks, span = parse_ranks(a.ranks), parse_span(a.time)
     except ValueError as e:
         sys.stderr.write(f"{PROG}: {e}\n")
         return 2
@@ -265,7 +265,7 @@ def cmd_timeline(a: argparse.Namespace) -> int:
         raise InputError(f"{path}: no such trace file")
     t = read(path)
     _warn(notes(t, ranks))
-    for p in write(t, Path(a.output) if a.output else path.parent, ranks):
+    for p in write(t, Path(a.output) if a.output else path.parent, ranks, span):
         print(p)
     return 0
 
@@ -342,6 +342,7 @@ def parser() -> argparse.ArgumentParser:
     tl.add_argument("trace", metavar="TRACE", help="a trace JSON (--trace, or MPIMB_PROF_TRACE)")
     tl.add_argument("-o", "--output", metavar="DIR", help="directory of the figures (default: the trace's)")
     tl.add_argument("--ranks", metavar="FIRST:LAST", help="the ranks drawn (default: the first 64)")
+    tl.add_argument("--time", metavar="FROM:TO", help="the time window drawn, µs since the first call (default: all)")
     tl.set_defaults(fn=cmd_timeline)
     return p
 

@@ -87,14 +87,17 @@ def _window(n: int, ranks: tuple[int, int] | None) -> tuple[int, int]:
     return 0, min(n, MAX_RANKS)
 
 
-def timeline_plot(t: Trace, ranks: tuple[int, int] | None = None) -> Plot:
-    """Swimlanes: rank r at height r (rank 0 on top), a bar per call coloured by call, arrows per message."""
+def timeline_plot(t: Trace, ranks: tuple[int, int] | None = None, span: tuple[float, float] | None = None) -> Plot:
+    """Swimlanes: rank r at height r (rank 0 on top), a bar per call coloured by call, arrows per message;
+    span: the time window drawn (µs since the trace's first call; default all)."""
     plt = pyplot()
     lo, hi = _window(t.ranks, ranks)
-    c = t.calls[(t.calls["rank"] >= lo) & (t.calls["rank"] < hi)]
-    m = t.messages[(t.messages["src"] >= lo) & (t.messages["src"] < hi) & (t.messages["dst"] >= lo)
-                   & (t.messages["dst"] < hi)]
     t0 = float(t.calls["ts"].min()) if len(t.calls) else 0.0
+    a, b = (t0 + span[0], t0 + span[1]) if span else (-np.inf, np.inf)
+    c = t.calls[(t.calls["rank"] >= lo) & (t.calls["rank"] < hi) & (t.calls["ts"] + t.calls["dur"] >= a)
+                & (t.calls["ts"] <= b)]
+    m = t.messages[(t.messages["src"] >= lo) & (t.messages["src"] < hi) & (t.messages["dst"] >= lo)
+                   & (t.messages["dst"] < hi) & (t.messages["src_ts"] >= a) & (t.messages["dst_ts"] <= b)]
     fig, ax = plt.subplots(figsize=(11, 1.2 + 0.32 * (hi - lo)))
     names = sorted(c["name"].unique())
     colour = {n: COLORS[i % len(COLORS)] for i, n in enumerate(names)}
@@ -109,13 +112,17 @@ def timeline_plot(t: Trace, ranks: tuple[int, int] | None = None) -> Plot:
         ax.bar(0, 0, color=colour[n], label=n)
     if names:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    if span:
+        ax.set_xlim(span[0], span[1])
     ax.set_ylim(hi - 0.5, lo - 0.5)
     ax.set_yticks(range(lo, hi))
     ax.set_yticklabels([f"rank {r}" for r in range(lo, hi)], fontsize=7 if hi - lo > 16 else 9)
-    ax.set_xlabel("time [µs] (clocks aligned to rank 0's)")
+    ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+    ax.set_xlabel("time [µs] since the first call (clocks aligned to rank 0's)")
     tests = ", ".join(str(st["test"]["key"]) for st in t.meta.get("stretches") or []
                       if isinstance(st, dict) and isinstance(st.get("test"), dict) and "key" in st["test"])
     window = f" — ranks {lo}–{hi - 1} of {t.ranks} shown" if hi - lo < t.ranks else ""
+    window += f" — {fmt(span[0])} to {fmt(span[1])} µs" if span else ""
     ax.set_title(f"Timeline{': ' + tests if tests else ''}{window}\n{len(m)} messages (arrows: send → receive "
                  f"completion), clock error {fmt(float(t.meta.get('clock', {}).get('residual_error_s', 0)) * 1e6)} µs, "
                  f"{int(t.meta.get('dropped_events', 0))} events dropped")
@@ -136,6 +143,20 @@ def sends_plot(t: Trace) -> Plot:
     return save(fig, f"{t.path.stem}-sends", "sends")
 
 
+def parse_span(text: str | None) -> tuple[float, float] | None:
+    """--time FROM:TO in µs since the trace's first call, or None; ValueError with the reason."""
+    if text is None:
+        return None
+    a, sep, b = text.partition(":")
+    try:
+        lo, hi = float(a), float(b)
+    except ValueError:
+        lo = hi = float("nan")
+    if not sep or not (0 <= lo < hi < float("inf")):
+        raise ValueError(f"--time must be FROM:TO in µs with 0 <= FROM < TO, got '{text}'")
+    return lo, hi
+
+
 def parse_ranks(text: str | None) -> tuple[int, int] | None:
     """--ranks FIRST:LAST (inclusive), or None; ValueError with the reason."""
     if text is None:
@@ -148,11 +169,12 @@ def parse_ranks(text: str | None) -> tuple[int, int] | None:
     return int(a), int(b)
 
 
-def write(t: Trace, out: Path, ranks: tuple[int, int] | None = None) -> list[Path]:
+def write(t: Trace, out: Path, ranks: tuple[int, int] | None = None,
+          span: tuple[float, float] | None = None) -> list[Path]:
     """The two figures, PNG and SVG, into out; the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for p in (timeline_plot(t, ranks), sends_plot(t)):
+    for p in (timeline_plot(t, ranks, span), sends_plot(t)):
         for ext, data in (("png", p.png), ("svg", p.svg)):
             path = out / f"{p.name}.{ext}"
             path.write_bytes(data)
