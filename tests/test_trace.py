@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT, bindir, check_bad_input, launcher, run_mpi
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
-from helpers import cli
+from helpers import browser_check, cli
 from mpimb.timeline import notes, parse_ranks, read, timeline_plot
 
 ITERS = 3
@@ -143,6 +143,23 @@ def test_timeline_of_the_trace(traced: tuple[str, Path, dict[str, Any]], tmp_pat
     svg = (tmp_path / "fig" / "halo-trace-timeline.svg").read_text()
     assert "rank 3" in svg and "MPI_Waitall" in svg and "24 messages" in svg
     assert "Distribution of sends (24 sends)" in (tmp_path / "fig" / "halo-trace-sends.svg").read_text()
+
+
+def test_report_embeds_the_timeline(traced: tuple[str, Path, dict[str, Any]], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    lib, path, _ = traced
+    if lib != "openmpi":
+        pytest.skip("one library's trace is enough for the report")
+    out = tmp_path / "r.html"
+    r = cli("report", str(path.with_name("halo.csv")), "-o", str(out), capsys=capsys)
+    assert r.rc == 0, r.err
+    page = out.read_text()
+    assert '<a href="#timelines">Timelines</a>' in page and '<section id="timelines">' in page
+    section = page.split('<section id="timelines">')[1].split("</section>")[0]
+    assert section.count("data:image/png;base64,") == 2
+    assert "Timeline: halo-trace.json" in section and "Distribution of sends: halo-trace.json" in section
+    ok, broken, _, ink = browser_check(out, tmp_path)  # headless Chromium: every image loads
+    assert ok >= 2 and broken == 0 and ink > 0.02
 
 
 def synthetic(ranks: int) -> dict[str, Any]:
