@@ -228,6 +228,35 @@ def test_a_full_buffer_counts_its_drops(tmp_path: Path) -> None:
     assert f"{2 * (4 * ITERS - 5)} events dropped" in r.stderr
 
 
+def test_thread_tracks(tmp_path: Path) -> None:
+    """threads' latency-mt with 2 threads per rank (MPI_THREAD_MULTIPLE): each thread its own track,
+    its own buffer, its messages matched to the other rank's same thread (distinct tags)."""
+    need_profiler("openmpi")
+    r = run_mpi("openmpi", 2, "threads", "--quick", "--tests", "latency-mt", "--pairing", "tags", "--trace",
+                "latency-mt/threads-tags", out=tmp_path / "t.csv")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "t-trace.json").read_text())
+    o = doc["otherData"]
+    assert [st["test"]["key"] for st in o["stretches"]] == ["latency-mt/threads-tags/shared/2T/8"]
+    assert {(e["pid"], e["tid"]) for e in events(doc, "X")} == {(0, 0), (0, 1), (1, 0), (1, 1)}
+    assert {(e["pid"], e["tid"]) for e in events(doc, "M") if e["name"] == "thread_name"} == {
+        (0, 0), (0, 1), (1, 0), (1, 1)}
+    assert o["messages"] > 0 and o["unmatched_sends"] == o["unmatched_receives"] == o["dropped_events"] == 0
+    s = {e["id"]: (e["pid"], e["tid"]) for e in events(doc, "s")}
+    f = {e["id"]: (e["pid"], e["tid"]) for e in events(doc, "f")}
+    assert all(f[i][0] != s[i][0] and f[i][1] == s[i][1] for i in s)  # thread t talks to thread t
+
+
+def test_compound_words(tmp_path: Path) -> None:
+    """rma's test column joins an operation and a test (put-latency): a pattern may name it."""
+    need_profiler("openmpi")
+    r = run_mpi("openmpi", 2, "rma", "--quick", "-m", "8:8", "--ops", "put", "--syncs", "fence", "--tests", "latency",
+                "--trace", "put-latency/fence", out=tmp_path / "r.csv")
+    assert r.returncode == 0, r.stderr
+    keys = [st["test"]["key"] for st in json.loads((tmp_path / "r-trace.json").read_text())["otherData"]["stretches"]]
+    assert keys and all(k.startswith("put-latency/fence/") for k in keys)
+
+
 def test_without_trace_the_profiler_is_not_loaded(tmp_path: Path) -> None:
     r = run_mpi("openmpi", 2, "halocompare", "--quick", *ARGS, out=tmp_path / "n.csv")
     assert r.returncode == 0, r.stderr
@@ -237,6 +266,7 @@ def test_without_trace_the_profiler_is_not_loaded(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args,message", [
     (["--trace", "foo"], "halocompare: --trace 'foo' matches no test: 'foo' is no word of a halocompare test"),
+    (["--trace", "irecv-foo"], "halocompare: --trace 'irecv-foo' matches no test: 'irecv-foo' is no word"),
     (["--trace", "irecv-send", "--methods", "irecv-isend"],
      "halocompare: --trace 'irecv-send' matches no test: --methods does not select 'irecv-send'"),
     (["--trace", "irecv-send", "--trace-out", "/nonexistent/t.json"],

@@ -8,7 +8,10 @@
  *
  * PATTERN is words joined by '/', each of which must be one of the test's:
  * its test, method and comm columns, "N-nbr", "periodic" / "non-periodic",
- * "NT" (threads) and the size in bytes, e.g. irecv-send/world/4-nbr. */
+ * "NT" (threads) and the size in bytes, e.g. irecv-send/world/4-nbr.  Before
+ * MPI starts, every word must be one of the program's (its options' choices,
+ * what --list prints, or such words joined by '-') and not excluded by a
+ * list option; a pattern no test of the run matched is found at the end. */
 #include "internal.h"
 #include "options.h"
 #define MBP_TRACE_ONLY_LEVELS
@@ -59,20 +62,64 @@ static int matches(const char *pattern, const struct mb_row *r)
     return 1;
 }
 
-/* A word of the program's vocabulary: a choice of one of its options (then
- * *opt is the option, for the selection check), or a form the harness makes. */
+/* The program's words: its options' choices and what --list prints. */
+static char *vocabulary(const struct mb_program *prog)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&text, &n);
+    if (!m) return NULL;
+    for (const struct mb_option *o = prog->options; o && o->name; o++)
+        if (o->kind == MB_OPT_LIST || o->kind == MB_OPT_CHOICE) fprintf(m, "%s\n", o->choices);
+    if (prog->list) { /* it prints to stdout (and calls no MPI): caught here */
+        fflush(stdout);
+        FILE *out = stdout;
+        stdout = m;
+        prog->list();
+        stdout = out;
+    }
+    fclose(m);
+    return text;
+}
+
+static int is_token(const char *text, const char *w, size_t l)
+{
+    static const char *const sep = " \t\n,;:()[]<>|*";
+    for (const char *p = text; p && *p;) {
+        p += strspn(p, sep);
+        size_t t = strcspn(p, sep);
+        if (t == l && !strncmp(p, w, l)) return 1;
+        p += t;
+    }
+    return 0;
+}
+
+/* A word of the program's vocabulary, or several joined by '-' (rma's
+ * put-latency: an operation and a test); *opt: the LIST option it is a
+ * choice of, for the selection check.  Or a form the harness makes. */
 static int known_word(const struct mb_program *prog, const char *w, size_t l, const struct mb_option **opt, int *bit)
 {
     *opt = NULL;
     for (const struct mb_option *o = prog->options; o && o->name; o++) {
-        if (o->kind != MB_OPT_LIST && o->kind != MB_OPT_CHOICE) continue;
-        int i = mb_choice_index(o->choices, w, l);
+        int i = o->kind == MB_OPT_LIST ? mb_choice_index(o->choices, w, l) : -1;
         if (i >= 0) {
-            *opt = o->kind == MB_OPT_LIST ? o : NULL;
+            *opt = o;
             *bit = i;
             return 1;
         }
     }
+    char *text = vocabulary(prog);
+    int ok[64] = {1}; /* ok[k]: w up to its k-th '-' boundary is made of words */
+    size_t at[64] = {0};
+    int nb = 1;
+    for (size_t i = 0; i < l && nb < 63; i++)
+        if (w[i] == '-') at[nb++] = i + 1;
+    at[nb] = l + 1;
+    for (int k = 1; k <= nb; k++)
+        for (int j = 0; j < k && !ok[k]; j++)
+            ok[k] = ok[j] && text && is_token(text, w + at[j], at[k] - 1 - at[j]);
+    free(text);
+    if (ok[nb]) return 1;
     size_t d = strspn(w, "0123456789");
     if (d && d == l) return 1;                                             /* bytes */
     if (d && l == d + 4 && !strncmp(w + d, "-nbr", 4)) return 1;           /* stencil */
