@@ -101,10 +101,20 @@ def timeline_plot(t: Trace, ranks: tuple[int, int] | None = None, span: tuple[fl
     fig, ax = plt.subplots(figsize=(11, 1.2 + 0.32 * (hi - lo)))
     names = sorted(c["name"].unique())
     colour = {n: COLORS[i % len(COLORS)] for i, n in enumerate(names)}
-    if len(c):  # threads share their rank's lane, one above the other
-        height = 0.7 / (c.groupby("rank")["tid"].transform("max") + 1)
-        ax.barh(c["rank"] - 0.35 + (c["tid"] + 0.5) * height, c["dur"].clip(lower=1e-3), left=c["ts"] - t0,
-                height=height * 0.9, color=c["name"].map(colour), edgecolor="white", linewidth=0.3)
+    if len(c):  # threads share their rank's lane, one above the other; one collection of rectangles (fast)
+        from matplotlib.collections import PolyCollection
+
+        h = (0.7 / (c.groupby("rank")["tid"].transform("max") + 1)).to_numpy()
+        y0 = c["rank"].to_numpy() - 0.35 + c["tid"].to_numpy() * h + 0.05 * h
+        y1 = y0 + 0.9 * h
+        x0 = c["ts"].to_numpy() - t0
+        x1 = x0 + c["dur"].clip(lower=1e-3).to_numpy()
+        verts = np.stack([np.stack([x0, y0], 1), np.stack([x0, y1], 1), np.stack([x1, y1], 1),
+                          np.stack([x1, y0], 1)], 1)
+        ax.add_collection(PolyCollection(verts, facecolors=c["name"].map(colour).tolist(), edgecolors="white",
+                                         linewidths=0.3))
+        pad = 0.01 * float(x1.max() - x0.min())
+        ax.set_xlim(float(x0.min()) - pad, float(x1.max()) + pad)
     if len(m):
         ax.quiver(m["src_ts"] - t0, m["src"], m["dst_ts"] - m["src_ts"], m["dst"] - m["src"], angles="xy",
                   scale_units="xy", scale=1, width=0.0015, headwidth=5, headlength=6, color="#333333", alpha=0.7)
