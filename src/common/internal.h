@@ -62,6 +62,7 @@ void mb_term_update(struct mb_run *run, const struct mb_row *row); /* writes row
 void mb_term_release(void); /* back to the default SIGTERM action */
 void mb_utc_now(char *buf, size_t len, int compact);
 void mb_meta_release(void);
+void mb_json_str(FILE *f, const char *s); /* s as a JSON string, quoted and escaped (meta.c) */
 
 /* sync.c: synchronised clocks for --sync window.  mb_sync_start,
  * mb_sync_refresh and mb_sync_check are collective over run->world. */

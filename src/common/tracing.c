@@ -244,14 +244,22 @@ void mb_trace_start(struct mb_run *run)
     }
     if (o->trace) MPI_Pcontrol(MBP_PCONTROL_RUN, run->run_id, path);
     if (run->rank != 0) return;
-    char json[PATH_MAX * 2 + 512];
-    if (o->trace)
-        snprintf(json, sizeof json, "{\"pattern\": \"%s\", \"iters\": %ld, \"path\": \"%s\", \"profiler\": \"%s\"}",
-                 o->trace, o->trace_iters, path, loaded);
-    else
-        snprintf(json, sizeof json, "{\"pattern\": null, \"profiler\": %s%s%s}", loaded[0] ? "\"" : "",
-                 loaded[0] ? loaded : "null", loaded[0] ? "\"" : "");
+    char *json = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&json, &n);
+    if (!f) return;
+    fputs("{\"pattern\": ", f);
+    o->trace ? mb_json_str(f, o->trace) : (void)fputs("null", f);
+    if (o->trace) {
+        fprintf(f, ", \"iters\": %ld, \"path\": ", o->trace_iters);
+        mb_json_str(f, path);
+    }
+    fputs(", \"profiler\": ", f);
+    loaded[0] ? mb_json_str(f, loaded) : (void)fputs("null", f);
+    fputc('}', f);
+    fclose(f);
     mb_meta_add(run, "trace", json);
+    free(json);
 }
 
 void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row)
@@ -259,12 +267,19 @@ void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct m
     const char *p = run->opts.trace;
     if (!p || row->na || !matches(p, row)) return;
     traced++;
-    char key[256], name[1024];
+    char key[256], *name = NULL;
+    size_t n = 0;
     row_key(row, key, sizeof key);
-    snprintf(name, sizeof name,
-             "{\"key\": \"%s\", \"program\": \"%s\", \"test\": \"%s\", \"method\": \"%s\", \"comm\": \"%s\", "
-             "\"bytes\": %lld, \"iters\": %ld}",
-             key, run->prog->name, row->test, row->method, row->comm, row->bytes, run->opts.trace_iters);
+    FILE *f = open_memstream(&name, &n);
+    if (!f) return;
+    const char *const field[][2] = {{"key", key}, {"program", run->prog->name}, {"test", row->test},
+                                    {"method", row->method}, {"comm", row->comm}};
+    for (size_t i = 0; i < sizeof field / sizeof *field; i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "{", field[i][0]);
+        mb_json_str(f, field[i][1]);
+    }
+    fprintf(f, ", \"bytes\": %lld, \"iters\": %ld}", row->bytes, run->opts.trace_iters);
+    fclose(f);
     MPI_Barrier(run->world);
     MPI_Pcontrol(MBP_PCONTROL_TEST, name);
     MPI_Pcontrol(1);
@@ -273,6 +288,7 @@ void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct m
     else
         k->run(k->state, run->opts.trace_iters);
     MPI_Pcontrol(0);
+    free(name);
 }
 
 int mb_trace_end(struct mb_run *run)

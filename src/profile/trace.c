@@ -380,10 +380,8 @@ static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, c
 #undef SEP
     const char *run_id = T.run_id[0] ? T.run_id : profile_run_id;
     fprintf(f, "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"format\": \"mpimb-trace\", \"version\": 1");
-    if (run_id)
-        fprintf(f, ", \"run_id\": \"%s\"", run_id);
-    else
-        fprintf(f, ", \"run_id\": null");
+    fputs(", \"run_id\": ", f);
+    run_id ? mb_json_str(f, run_id) : (void)fputs("null", f);
     fprintf(f, ", \"ranks\": %d, \"events\": %llu, \"dropped_events\": %llu, \"dropped_per_rank\": [", P,
             (unsigned long long)events, (unsigned long long)dropped);
     for (int r = 0; r < P; r++) fprintf(f, "%s%llu", r ? ", " : "", (unsigned long long)R[r].dropped);
@@ -396,9 +394,19 @@ static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, c
                "\"residual_error_s\": %.9g, \"ticks\": \"%s\"}",
             clock_error, mbp_clock_name());
     fprintf(f, ", \"stretches\": [");
-    for (int s = 0; s < T.nstretch; s++)
-        fprintf(f, "%s{\"begin_us\": %.3f, \"end_us\": %.3f, \"test\": %s}", s ? ", " : "", us(T.begin[s]),
-                us(T.end[s]), T.name[s] ? T.name[s] : "null");
+    for (int s = 0; s < T.nstretch; s++) {
+        /* the programs' name is a JSON object (tracing.c); anything else an application passed, a string */
+        const char *nm = T.name[s];
+        size_t l = nm ? strlen(nm) : 0;
+        fprintf(f, "%s{\"begin_us\": %.3f, \"end_us\": %.3f, \"test\": ", s ? ", " : "", us(T.begin[s]), us(T.end[s]));
+        if (!nm)
+            fputs("null", f);
+        else if (l > 1 && nm[0] == '{' && nm[l - 1] == '}')
+            fputs(nm, f);
+        else
+            mb_json_str(f, nm);
+        fputc('}', f);
+    }
     fprintf(f, "]}}\n");
     return ferror(f);
 }
