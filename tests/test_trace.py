@@ -228,6 +228,34 @@ def test_a_full_buffer_counts_its_drops(tmp_path: Path) -> None:
     assert f"{2 * (4 * ITERS - 5)} events dropped" in r.stderr
 
 
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_pcontrol_chooses_the_stretches(lib: str, tmp_path: Path) -> None:
+    """An application (tests/profile/pcontrol.c) under MPIMB_PROF_TRACE: recorded from MPI_Init
+    until MPI_Pcontrol(0), then only between MPI_Pcontrol(1) and (0); wildcard receives counted."""
+    need_profiler(lib)
+    exe = tmp_path / "pcontrol"
+    subprocess.run([f"mpicc.{lib}", "-O1", "-o", str(exe), str(ROOT / "tests" / "profile" / "pcontrol.c")], check=True)
+    lib_so = bindir(lib).parent / "lib" / "libmpimb-prof.so"
+    env = {**os.environ, "LD_PRELOAD": str(lib_so), "MPIMB_PROF_TRACE": str(tmp_path / "app.json"),
+           "MPIMB_PROF_OUT": "none"}
+    p = subprocess.run([*launcher(lib, 3), str(exe)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env=env, check=False)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "app.json").read_text())
+    o = doc["otherData"]
+    assert o["run_id"] is None and len(o["stretches"]) == 2 and all(s["test"] is None for s in o["stretches"])
+    calls = defaultdict(int)
+    for e in events(doc, "X"):
+        calls[e["name"]] += 1
+    # stretch 1: the barrier; stretch 2: 3 ring exchanges; the 10 exchanges outside are not recorded
+    assert dict(calls) == {"MPI_Barrier": 3, "MPI_Irecv": 9, "MPI_Isend": 9, "MPI_Waitall": 9}
+    assert o["messages"] == 6 and o["wildcard_receives"] == 3 and o["unmatched_sends"] == 3
+    assert len(events(doc, "b")) == 18  # every request's life, the wildcard receives' too
+    b, s = o["stretches"]
+    x = [e["ts"] for e in events(doc, "X") if e["name"] != "MPI_Barrier" and e["pid"] == 0]  # rank 0's stretches
+    assert s["begin_us"] <= min(x) and max(x) <= s["end_us"] and b["end_us"] <= s["begin_us"]
+
+
 def test_thread_tracks(tmp_path: Path) -> None:
     """threads' latency-mt with 2 threads per rank (MPI_THREAD_MULTIPLE): each thread its own track,
     its own buffer, its messages matched to the other rank's same thread (distinct tags)."""
