@@ -111,7 +111,7 @@ def timeline_plot(t: Trace, ranks: tuple[int, int] | None = None, span: tuple[fl
         x1 = x0 + c["dur"].clip(lower=1e-3).to_numpy()
         verts = np.stack([np.stack([x0, y0], 1), np.stack([x0, y1], 1), np.stack([x1, y1], 1),
                           np.stack([x1, y0], 1)], 1)
-        ax.add_collection(PolyCollection(verts, facecolors=c["name"].map(colour).tolist(), edgecolors="white",
+        ax.add_collection(PolyCollection(list(verts), facecolors=c["name"].map(colour).tolist(), edgecolors="white",
                                          linewidths=0.3))
         pad = 0.01 * float(x1.max() - x0.min())
         ax.set_xlim(float(x0.min()) - pad, float(x1.max()) + pad)
