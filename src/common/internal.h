@@ -71,6 +71,7 @@ void mb_sync_refresh(struct mb_run *run); /* a new fit point per rank (offset, a
 double mb_sync_check(struct mb_run *run); /* the error now: max over ranks of |global clock - rank 0's| */
 int mb_sync_ready(void);
 double mb_sync_error(void); /* the last check's */
+double mb_sync_resolution(void); /* the last check's resolution: the largest half-width of its offset bounds */
 double mb_sync_global(double local);
 double mb_sync_local(double global);
 double mb_sync_now(void);

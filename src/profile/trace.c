@@ -29,6 +29,7 @@
 int mbp_trace_rec;
 
 enum { MAX_STRETCHES = 256, SAVE_MAX = 4096, MAX_THREADS = 255 };
+enum { ANY = -3 }; /* an event's peer: MPI_ANY_SOURCE (-1: none, MPI_PROC_NULL) */
 
 struct tbuf {
     struct mbp_tev *ev;
@@ -156,7 +157,7 @@ void mbp_trace_msg(int id, int kind, uint64_t t0, uint64_t t1, uint64_t bytes, i
     if (!e) return;
     int valid = peer >= 0 && peer != MPI_PROC_NULL;
     *e = (struct mbp_tev){.t0 = t0, .t1 = t1, .req = req ? mbp_req_key(req, fortran, 0) : 0, .bytes = bytes,
-                          .comm = mbp_comm_id(comm), .peer = valid ? peer : -1,
+                          .comm = mbp_comm_id(comm), .peer = valid ? peer : peer == MPI_ANY_SOURCE ? ANY : -1,
                           .wpeer = valid ? mbp_world_rank(comm, peer) : -1, .tag = tag, .call = (uint16_t)id,
                           .kind = (uint8_t)kind, .tid = e->tid};
 }
@@ -252,7 +253,8 @@ static int cmp_ev_time(const void *pa, const void *pb)
 static double us(uint64_t ns) { return (double)ns / 1000.0; }
 
 /* The events of every rank are rank 0's ns; ev sorted by t0 per rank. */
-static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, const char *profile_run_id)
+static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, double clock_res,
+                      const char *profile_run_id)
 {
     uint64_t dropped = T.lost, events = 0, unmatched_send = 0, unmatched_recv = 0, wildcard = 0, unfinished = 0;
     long nsend = 0, nrecv = 0, cap_s = 0, cap_r = 0;
@@ -312,9 +314,16 @@ static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, c
                         SEP, mbp_call_names[e->call], mbp_family_names[mbp_call_family[e->call]], r, e->tid, us(e->t0),
                         us(e->t1 - e->t0));
                 if (k == MBP_EV_SEND || k == MBP_EV_RECV) {
-                    fprintf(f, ", \"args\": {\"%s\": %d, \"%s_world\": %d, \"tag\": %d, \"bytes\": %llu",
-                            k == MBP_EV_SEND ? "dest" : "source", e->peer, k == MBP_EV_SEND ? "dest" : "source",
-                            e->wpeer, e->tag, (unsigned long long)e->bytes);
+                    const char *who = k == MBP_EV_SEND ? "dest" : "source";
+                    if (e->peer == ANY)
+                        fprintf(f, ", \"args\": {\"%s\": \"any\", \"%s_world\": \"any\"", who, who);
+                    else
+                        fprintf(f, ", \"args\": {\"%s\": %d, \"%s_world\": %d", who, e->peer, who, e->wpeer);
+                    if (e->tag == MPI_ANY_TAG)
+                        fprintf(f, ", \"tag\": \"any\"");
+                    else
+                        fprintf(f, ", \"tag\": %d", e->tag);
+                    fprintf(f, ", \"bytes\": %llu", (unsigned long long)e->bytes);
                     if (i + 1 < n && (ev[i + 1].kind & MBP_EV_PART) && ev[i + 1].t0 == e->t0)
                         fprintf(f, ", \"source\": %d, \"source_world\": %d, \"recv_tag\": %d", ev[i + 1].peer,
                                 ev[i + 1].wpeer, ev[i + 1].tag);
@@ -340,10 +349,11 @@ static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, c
                 uint64_t one = e->t1 - e->t0 > 1;
                 S[nsend++] = (struct msg){e->comm, r, e->wpeer, e->tag, e->t0, i, r, e->tid, e->t0 + one};
             } else {
-                if (e->wpeer < 0 || e->tag == MPI_ANY_TAG) {
+                if (e->peer == ANY || e->tag == MPI_ANY_TAG) {
                     wildcard++;
                     continue;
                 }
+                if (e->wpeer < 0) continue; /* MPI_PROC_NULL: no message */
                 const struct mbp_tev *c = e->req ? d : e; /* where it completed */
                 if (!c) continue;
                 uint64_t one = c->t1 - c->t0 > 1;
@@ -391,8 +401,8 @@ static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, c
             flows, (unsigned long long)unmatched_send, (unsigned long long)unmatched_recv,
             (unsigned long long)wildcard, (unsigned long long)unfinished, (unsigned long long)T.untracked);
     fprintf(f, ", \"clock\": {\"aligned_to\": \"rank 0\", \"algorithm\": \"HCA3 tree (src/common/sync.c)\", "
-               "\"residual_error_s\": %.9g, \"ticks\": \"%s\"}",
-            clock_error, mbp_clock_name());
+               "\"residual_error_s\": %.9g, \"check_resolution_s\": %.9g, \"ticks\": \"%s\"}",
+            clock_error, clock_res, mbp_clock_name());
     fprintf(f, ", \"stretches\": [");
     for (int s = 0; s < T.nstretch; s++) {
         /* the programs' name is a JSON object (tracing.c); anything else an application passed, a string */
@@ -430,7 +440,7 @@ void mbp_trace_finish(const char *profile_run_id)
     w_ref = mb_sync_clock();
     struct mb_run run = {.world = mbp.world, .rank = mbp.rank, .nprocs = mbp.size};
     mb_sync_start(&run);
-    double err = mb_sync_error();
+    double err = mb_sync_error(), res = mb_sync_resolution();
     /* one array of this rank's events (every thread's), in rank 0's ns */
     long n = 0;
     uint64_t dropped = 0;
@@ -478,7 +488,7 @@ void mbp_trace_finish(const char *profile_run_id)
             char tmp[4200];
             snprintf(tmp, sizeof tmp, "%s.tmp", T.path);
             FILE *f = fopen(tmp, "w");
-            int bad = !f || write_json(f, R, mbp.size, err, profile_run_id);
+            int bad = !f || write_json(f, R, mbp.size, err, res, profile_run_id);
             if (f && fclose(f)) bad = 1;
             if (bad || rename(tmp, T.path)) {
                 fprintf(stderr, "mpimb-prof: cannot write the trace '%s': %s\n", T.path, strerror(errno));
