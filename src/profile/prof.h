@@ -193,9 +193,9 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
 #define PRE_ISENDRECV(count, dt, dest, stag, source, rtag, comm, rcount, rdt, req) mbp_send(&a, count, dt, dest, comm)
 #define POST_ISENDRECV(count, dt, dest, stag, source, rtag, comm, rcount, rdt, req)
 /* completion: the requests' keys are kept before the call (trace mode, recording) */
-#define PRE_WAIT(req) uint64_t *saved = mbp_trace_rec ? mbp_trace_save(MBP_REQ1(req), 1) : NULL
+#define PRE_WAIT(req) uint64_t *saved = mbp_tracing() ? mbp_trace_save(MBP_REQ1(req), 1) : NULL
 #define POST_WAIT(req)
-#define PRE_WAITN(n, reqs) uint64_t *saved = mbp_trace_rec ? mbp_trace_save(MBP_REQA(reqs), n) : NULL
+#define PRE_WAITN(n, reqs) uint64_t *saved = mbp_tracing() ? mbp_trace_save(MBP_REQA(reqs), n) : NULL
 #define POST_WAITN(n, reqs)
 #define PRE_PSEND(count, dt, dest, comm, req) mbp_size(&a, count, dt)
 #define POST_PSEND(count, dt, dest, comm, req)                                                      \
@@ -300,7 +300,7 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
     uint64_t t1 = mbp_ticks();                                                                      \
     MBP_POST(acct);                                                                                 \
     mbp_record(id, &a, t1 - t0);                                                                    \
-    if (mbp_trace_rec) {                                                                            \
+    if (mbp_tracing()) {                                                                            \
         MBP_TRACE(acct);                                                                            \
     }
 

@@ -103,7 +103,7 @@ void mbp_trace_init(void)
     T.on = 1;
     /* the main thread's buffer now, its pages touched: no page fault (nor allocation) inside a stretch */
     if ((mine = thread_buffer())) memset(mine->ev, 0, mine->cap * sizeof *mine->ev);
-    mbp_trace_rec = from_init;
+    __atomic_store_n(&mbp_trace_rec, from_init, __ATOMIC_RELAXED);
     if (from_init) T.begin[T.nstretch] = mbp_ticks();
 }
 
@@ -200,13 +200,13 @@ void mbp_trace_pcontrol(int level, const char *a, const char *b)
         T.next_name = a ? strdup(a) : NULL;
     } else if (level == MBP_PCONTROL_DISCARD) {
         T.discard = 1;
-    } else if (level == 1 && !mbp_trace_rec && T.nstretch < MAX_STRETCHES) {
+    } else if (level == 1 && !mbp_tracing() && T.nstretch < MAX_STRETCHES) {
         T.begin[T.nstretch] = mbp_ticks();
         T.name[T.nstretch] = T.next_name;
         T.next_name = NULL;
-        mbp_trace_rec = 1;
-    } else if (level == 0 && mbp_trace_rec) {
-        mbp_trace_rec = 0;
+        __atomic_store_n(&mbp_trace_rec, 1, __ATOMIC_RELAXED);
+    } else if (level == 0 && mbp_tracing()) {
+        __atomic_store_n(&mbp_trace_rec, 0, __ATOMIC_RELAXED);
         T.end[T.nstretch++] = mbp_ticks();
     }
 }
@@ -433,7 +433,7 @@ static double global_s(uint64_t t)
 void mbp_trace_finish(const char *profile_run_id)
 {
     if (!T.on) return;
-    if (mbp_trace_rec) mbp_trace_pcontrol(0, NULL, NULL); /* a stretch still open ends here */
+    if (mbp_tracing()) mbp_trace_pcontrol(0, NULL, NULL); /* a stretch still open ends here */
     /* clocks: this rank's ticks against its MPI_Wtime, then the harness's alignment to rank 0 */
     spt_g = mbp_clock_stop();
     tick_ref = mbp_ticks();

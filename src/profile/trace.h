@@ -42,6 +42,8 @@ struct mbp_tev {
 };
 
 extern int mbp_trace_rec; /* recording now (trace mode, between MPI_Pcontrol(1) and (0)) */
+/* read by every thread's wrappers, set by MPI_Pcontrol in any thread */
+static inline int mbp_tracing(void) { return __atomic_load_n(&mbp_trace_rec, __ATOMIC_RELAXED); }
 
 void mbp_trace_init(void);   /* MPI_Init: the settings (exits 2 on a bad one) */
 void mbp_trace_finish(const char *profile_run_id); /* MPI_Finalize, collective over mbp.world */
