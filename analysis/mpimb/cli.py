@@ -48,7 +48,7 @@ def _outputs(a: argparse.Namespace) -> list[tuple[str, str, bool]]:
     out = getattr(a, "output", None)
     if out is None:
         return []
-    if a.cmd == "plot":
+    if a.cmd in ("plot", "timeline"):
         return [("-o", out, True)]
     got = [("-o", out, False)]
     if a.cmd == "compare" and Path(out).name:
@@ -252,6 +252,24 @@ def cmd_profile(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_timeline(a: argparse.Namespace) -> int:
+    from .timeline import notes, parse_ranks, parse_span, read, write
+
+    try:
+        ranks, span = parse_ranks(a.ranks), parse_span(a.time)
+    except ValueError as e:
+        sys.stderr.write(f"{PROG}: {e}\n")
+        return 2
+    path = Path(a.trace)
+    if not path.is_file():
+        raise InputError(f"{path}: no such trace file")
+    t = read(path)
+    _warn(notes(t, ranks))
+    for p in write(t, Path(a.output) if a.output else path.parent, ranks, span):
+        print(p)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Tables, plots and comparison reports from mpimb results "
                 "(CSV + JSON files or directories of them).")
@@ -318,6 +336,14 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--format", choices=["text", "markdown", "latex", "csv"], default="text")
     pr.add_argument("-o", "--output", metavar="FILE.html", help="also write a self-contained HTML page")
     pr.set_defaults(fn=cmd_profile)
+
+    tl = sub.add_parser("timeline", help="a trace's timeline (ranks against time, calls, messages) and the "
+                        "distribution of send completion times, as PNG and SVG (docs/profile.md, trace mode)")
+    tl.add_argument("trace", metavar="TRACE", help="a trace JSON (--trace, or MPIMB_PROF_TRACE)")
+    tl.add_argument("-o", "--output", metavar="DIR", help="directory of the figures (default: the trace's)")
+    tl.add_argument("--ranks", metavar="FIRST:LAST", help="the ranks drawn (default: the first 64)")
+    tl.add_argument("--time", metavar="FROM:TO", help="the time window drawn, µs since the first call (default: all)")
+    tl.set_defaults(fn=cmd_timeline)
     return p
 
 

@@ -7,11 +7,45 @@ from pathlib import Path
 import pandas as pd
 
 from .findings import findings
-from .load import Run
+from .load import InputError, Run
 from .page import HEAT_LEGEND, anchor, banners, findings_html, html_page, img, meta_table
 from .plots import all_plots
 from .render import esc
 from .tables import build
+from .timeline import read, sends_plot, timeline_plot
+
+
+def trace_files(runs: list[Run]) -> list[Path]:
+    """The traces the runs wrote (--trace: the JSON's trace.path), found as named or beside the CSV."""
+    out = []
+    for r in runs:
+        t = r.meta.get("trace")
+        path = t.get("path") if isinstance(t, dict) else None
+        if not isinstance(path, str) or not path:
+            continue
+        for p in (Path(path), r.csv_path.parent / Path(path).name):
+            if p.is_file():
+                out.append(p)
+                break
+    return out
+
+
+def timelines(runs: list[Run], warns: list[str]) -> str:
+    """The section of the runs' traces: each one's timeline and distribution of sends ("" without any);
+    a trace that cannot be read is a warning (the report of the results still stands)."""
+    figs = []
+    for p in trace_files(runs):
+        try:
+            t = read(p)
+        except InputError as e:
+            warns.extend(e.problems)
+            continue
+        figs.append(img(timeline_plot(t), f"Timeline: {p.name}") + img(sends_plot(t), f"Distribution of sends: {p.name}"))
+    if not figs:
+        return ""
+    return ('<section id="timelines"><h2>Timelines</h2><p class="note">Traced with --trace (docs/profile.md, '
+            '"Trace mode"): ranks against time, each MPI call a bar, each message an arrow from its send to its '
+            'receive\'s completion.</p><div class="grid">' + "".join(figs) + "</div></section>")
 
 
 def write_report(runs: list[Run], df: pd.DataFrame, out: Path, stat: str, warns: list[str]) -> None:
@@ -29,6 +63,7 @@ def write_report(runs: list[Run], df: pd.DataFrame, out: Path, stat: str, warns:
     title = f"mpimb report: {', '.join(labels)}{sim}{fail}"
     sub = esc(f"{', '.join(programs)} · {', '.join(libs)} · {', '.join(map(str, nprocs))} ranks · "
               f"{len(df)} results · statistic: {stat}")
+    traced = timelines(runs, warns := list(warns))
     body = ["<main>", banners(runs, warns, df), findings_html(findings(df))]
     toc = ['<section><h2>Contents</h2><nav class="toc"><ul>']
     if len(body[-1]):
@@ -46,6 +81,9 @@ def write_report(runs: list[Run], df: pd.DataFrame, out: Path, stat: str, warns:
             s.append('<h3>Plots</h3><div class="grid">' + "".join(img(p) for p in pp) + "</div>")
         s.append("</section>")
         secs.append("".join(s))
+    if traced:
+        toc.append('<li><a href="#timelines">Timelines</a></li>')
+        secs.append(traced)
     toc.append('<li><a href="#metadata">Run metadata</a></li></ul></nav></section>')
     body += toc + secs
     cols = [(f"{r.program} · {r.label} · np{r.meta.get('nprocs', '?')}"

@@ -62,6 +62,7 @@ void mb_term_update(struct mb_run *run, const struct mb_row *row); /* writes row
 void mb_term_release(void); /* back to the default SIGTERM action */
 void mb_utc_now(char *buf, size_t len, int compact);
 void mb_meta_release(void);
+void mb_json_str(FILE *f, const char *s); /* s as a JSON string, quoted and escaped (meta.c) */
 
 /* sync.c: synchronised clocks for --sync window.  mb_sync_start,
  * mb_sync_refresh and mb_sync_check are collective over run->world. */
@@ -70,6 +71,7 @@ void mb_sync_refresh(struct mb_run *run); /* a new fit point per rank (offset, a
 double mb_sync_check(struct mb_run *run); /* the error now: max over ranks of |global clock - rank 0's| */
 int mb_sync_ready(void);
 double mb_sync_error(void); /* the last check's */
+double mb_sync_resolution(void); /* the last check's resolution: the largest half-width of its offset bounds */
 double mb_sync_global(double local);
 double mb_sync_local(double global);
 double mb_sync_now(void);
@@ -81,6 +83,13 @@ void mb_sync_wait(double local_target); /* until mb_sync_clock() reaches it */
 int mb_sync_window(const struct mb_run *run, double rep);
 void mb_sync_count(int window, long rejected); /* rank 0: rows per mode, for the JSON */
 void mb_sync_meta(FILE *f, const struct mb_run *run);
+
+/* tracing.c: --trace (the profiler's trace mode for the selected tests) */
+/* before MPI_Init: re-executes the program with the profiler preloaded (argv: as given), or says why not */
+void mb_trace_preload(char **argv, const struct mb_opts *o, char *err, size_t len);
+void mb_trace_start(struct mb_run *run); /* the trace's path and run id to the profiler; the JSON's "trace" */
+void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row); /* after measuring */
+int mb_trace_end(struct mb_run *run); /* 2 when --trace matched no test (said by rank 0), else 0 */
 
 /* order.c: --order */
 void mb_permutation(unsigned long long seed, int *perm, int n); /* seeded Fisher-Yates */

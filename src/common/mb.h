@@ -69,6 +69,8 @@ struct mb_opts {
     double sweep_budget;  /* --sweep-budget: seconds one test's size sweep may take; 0: --time-budget per size */
     int shuffle;          /* --order shuffle */
     long long order_seed; /* --order-seed; not given: rank 0's pick, made common by mb_init (-1 before) */
+    const char *trace, *trace_out; /* --trace PATTERN, --trace-out FILE (tracing.c) */
+    long trace_iters;              /* --trace-iters */
 };
 
 #define MB_USES_SIZES 1u /* the program sweeps message sizes (-m MIN:MAX) */

@@ -442,6 +442,7 @@ static void finish(struct mb_run *run, struct member *m, const struct outcome *r
         row->sync_error = sync_error;
     }
     if (run->rank == 0) mb_sync_count(r->window, r->rejected);
+    mb_trace_test(run, k, row); /* --trace: a few more iterations under the profiler's trace */
     struct mb_sweep *sw = k->sweep;
     if (sw) { /* a member of a group is charged its budget's share of the group's time */
         sw->K = m->K;

@@ -232,7 +232,7 @@ void mb_meta_gather(struct mb_run *run)
     MPI_Get_version(&M.ver, &M.subver);
 }
 
-static void jstr(FILE *f, const char *s)
+void mb_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; s && *s; s++) {
@@ -266,9 +266,9 @@ static void environment(FILE *f)
             char key[256];
             snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
             fprintf(f, "%s\n    ", first ? "" : ",");
-            jstr(f, key);
+            mb_json_str(f, key);
             fputs(": ", f);
-            jstr(f, eq + 1);
+            mb_json_str(f, eq + 1);
             first = 0;
             break;
         }
@@ -285,7 +285,7 @@ static void hosts(FILE *f, const struct mb_run *run)
         for (int q = 0; q < r && !seen; q++) seen = !strcmp(h, M.recs + (size_t)q * REC);
         if (seen) continue;
         fputs(r ? ", " : "", f);
-        jstr(f, h);
+        mb_json_str(f, h);
     }
     fputs("]", f);
 }
@@ -295,9 +295,9 @@ static void ranks(FILE *f, const struct mb_run *run)
     fputs("[", f);
     for (int r = 0; r < run->nprocs; r++) {
         fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", r ? "," : "", r);
-        jstr(f, M.recs + (size_t)r * REC);
+        mb_json_str(f, M.recs + (size_t)r * REC);
         fputs(", \"cpus\": ", f);
-        jstr(f, M.recs + (size_t)r * REC + REC / 2);
+        mb_json_str(f, M.recs + (size_t)r * REC + REC / 2);
         fprintf(f, ", \"bound\": %s", M.bound[r] < 0 ? "null" : M.bound[r] ? "true" : "false");
         if (run->nodes.node_of) fprintf(f, ", \"node\": %d", run->nodes.node_of[r]); /* the node map itself */
         fputs("}", f);
@@ -311,15 +311,15 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     char end[32];
     mb_utc_now(end, sizeof end, 0);
     fprintf(f, "{\n  \"schema_version\": %d,\n  \"run_id\": ", MB_SCHEMA_VERSION);
-    jstr(f, run->run_id);
+    mb_json_str(f, run->run_id);
     fputs(",\n  \"program\": ", f);
-    jstr(f, run->prog->name);
+    mb_json_str(f, run->prog->name);
     fputs(",\n  \"label\": ", f);
-    jstr(f, run->label);
+    mb_json_str(f, run->label);
     fputs(",\n  \"suite_version\": ", f);
-    jstr(f, mb_suite_version);
+    mb_json_str(f, mb_suite_version);
     fputs(",\n  \"git_commit\": ", f);
-    jstr(f, MB_GIT_COMMIT);
+    mb_json_str(f, MB_GIT_COMMIT);
     fputs(",\n  \"command_line\": ", f);
     fputs(run->cmdline_json ? run->cmdline_json : "[]", f);
     fprintf(f, ",\n  \"start_utc\": \"%s\",\n  \"end_utc\": ", run->start_utc);
@@ -340,7 +340,7 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
         fprintf(f, "%s\"%s\": ", i ? ", " : "", platform_env[i][0]);
         const char *v = getenv(platform_env[i][1]);
         if (v)
-            jstr(f, v);
+            mb_json_str(f, v);
         else
             fputs("null", f);
     }
@@ -352,15 +352,15 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     fprintf(f, "  \"oversubscribed\": %s,\n", mb_oversubscribed() ? "true" : "false");
     if (M.os_pus > 0) {
         fputs("  \"oversubscription\": {\"host\": ", f);
-        jstr(f, M.recs + (size_t)M.os_host * REC);
+        mb_json_str(f, M.recs + (size_t)M.os_host * REC);
         fprintf(f, ", \"ranks\": %d, \"threads_per_rank\": %ld, \"pus\": %d},\n", M.os_ranks, M.os_threads,
                 M.os_pus);
     }
     fputs("  \"csv\": ", f);
-    jstr(f, strrchr(run->csv_path, '/') ? strrchr(run->csv_path, '/') + 1 : run->csv_path);
+    mb_json_str(f, strrchr(run->csv_path, '/') ? strrchr(run->csv_path, '/') + 1 : run->csv_path);
     fprintf(f, ",\n  \"rows\": %d,\n  \"mpi\": {\n    \"built_with\": \"%s\",\n    \"library_version\": ",
             run->nrows, mb_built_with);
-    jstr(f, M.lib);
+    mb_json_str(f, M.lib);
     fprintf(f, ",\n    \"standard_version\": \"%d.%d\",\n    \"thread_level_requested\": \"%s\",\n"
                "    \"thread_level_provided\": \"%s\"\n  },\n",
             M.ver, M.subver, mb_thread_level_name(run->thread_level_req), mb_thread_level_name(run->thread_level));
@@ -378,11 +378,11 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
             HWLOC_VERSION, M.packages, M.numa, M.cores, M.pus);
 #endif
     fputs("  \"compiler\": {\"mpicc\": ", f);
-    jstr(f, MB_CC);
+    mb_json_str(f, MB_CC);
     fputs(", \"version\": ", f);
-    jstr(f, __VERSION__);
+    mb_json_str(f, __VERSION__);
     fputs(", \"flags\": ", f);
-    jstr(f, MB_CFLAGS);
+    mb_json_str(f, MB_CFLAGS);
     fputs("},\n  \"options\": {", f);
     const int timed = !(run->prog->flags & MB_NOT_TIMED); /* the profiler's settings are its own */
     if (timed) {

@@ -50,6 +50,11 @@ static const struct mb_option common[] = {
      "test order: as listed, or seeded random so that slow drift does not fall on one method (fixed)"},
     {"order-seed", 0, MB_OPT_INT, &order_seed, 0, 4294967295ll, NULL,
      "seed of --order shuffle (default: drawn at start; the JSON records it)"},
+    {"trace", 0, MB_OPT_STRING, &O.trace, 0, 0, NULL,
+     "after measuring each test matching PATTERN (words joined by '/', e.g. irecv-send/world/4-nbr), trace a few "
+     "more iterations with libmpimb-prof.so (Chrome trace-event JSON beside the CSV)"},
+    {"trace-iters", 0, MB_OPT_INT, &O.trace_iters, 1, 100000, NULL, "--trace: iterations traced per test (3)"},
+    {"trace-out", 0, MB_OPT_STRING, &O.trace_out, 0, 0, NULL, "--trace: the trace's path (default: CSV stem + -trace.json)"},
     {0},
 };
 
@@ -336,6 +341,8 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
     }
     if ((err = distinct_outputs(&O))) return err;
     if (prog->validate && (err = prog->validate())) return fail("%s", err);
+    if ((err = mb_trace_check(prog, &O, errbuf, sizeof errbuf))) return err == errbuf ? err : fail("%s", err);
+    if (O.trace && !O.trace_iters) O.trace_iters = 3;
     *out = O;
     return NULL;
 }

@@ -10,6 +10,8 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
 void mb_print_help(const struct mb_program *prog);
 /* NULL, or why l is not a valid label (what names the setting: "--label") */
 const char *mb_check_label(const char *what, const char *l);
+/* tracing.c: --trace's pattern and --trace-out (NULL, or why not: in buf or static) */
+const char *mb_trace_check(const struct mb_program *prog, const struct mb_opts *o, char *buf, size_t len);
 /* The current value of one of prog's own options in canonical form (bytes
  * for sizes, list words in the option's order, "1"/"0" for flags); -1 if
  * prog has no such option. */

@@ -319,8 +319,13 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     struct mb_run *run = calloc(1, sizeof *run);
     run->prog = prog;
     run->cmdline_json = mb_cmdline_json(*argc, *argv); /* before getopt permutes argv */
+    char **given = malloc(((size_t)*argc + 1) * sizeof *given), trace_err[512] = "";
+    memcpy(given, *argv, ((size_t)*argc + 1) * sizeof *given);
     int action = 0;
     const char *err = mb_parse_options(*argc, *argv, prog, &run->opts, &action);
+    if (!err && !action) mb_trace_preload(given, &run->opts, trace_err, sizeof trace_err); /* --trace: execs */
+    if (!err && trace_err[0]) err = trace_err;
+    free(given);
     run->thread_level_req = prog->thread_level_var ? *prog->thread_level_var : prog->thread_level;
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
@@ -361,6 +366,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     if (run->rank == 0) out.code = mb_open_outputs(run, out.msg, sizeof out.msg);
     MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, 0, run->world);
     if (out.code) start_failed(run, out.code, "%s", out.msg);
+    mb_trace_start(run);
     mb_watchdog_start(prog->name, run->rank);
     mb_term_install(run);
     run->t_start = t0;
@@ -460,7 +466,8 @@ int mb_finish(struct mb_run *run)
 {
     mb_watchdog_stop();
     mb_costs_rss(run);
-    int code = run->nfailed ? 1 : 0;
+    int code = run->nfailed ? 1 : 0, traced = mb_trace_end(run);
+    if (traced) code = traced;
     if (run->rank == 0) {
         if (run->nfailed) {
             char n[32];

@@ -53,6 +53,7 @@ double mb_sync_local(double global) { return (global - S.offset + S.slope * S.t_
 double mb_sync_now(void) { return mb_sync_global(mb_sync_clock()); }
 int mb_sync_ready(void) { return S.on; }
 double mb_sync_error(void) { return S.error; }
+double mb_sync_resolution(void) { return S.resolution; }
 
 /* Waits until mb_sync_clock() reaches target.  Simulated (SMPI) time only
  * moves in MPI calls and sleeps, so there the wait is a simulated sleep. */

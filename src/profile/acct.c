@@ -38,15 +38,19 @@ static int comm_key = MPI_KEYVAL_INVALID, win_key = MPI_KEYVAL_INVALID;
 static MPI_Group world_group = MPI_GROUP_NULL;
 
 /* map[0] is the group's size, map[1 + r] the world rank of rank r
- * (MPI_UNDEFINED for a process outside MPI_COMM_WORLD: spawned). */
+ * (MPI_UNDEFINED for a process outside MPI_COMM_WORLD: spawned), map[1 + n]
+ * a hash of those (the communicator's name in a trace: mbp_comm_id). */
 static int *map_group(MPI_Group g)
 {
     int n = 0;
     PMPI_Group_size(g, &n);
-    int *map = malloc((2 * (size_t)n + 1) * sizeof *map), *in = map + 1 + n;
+    int *map = malloc((2 * (size_t)n + 2) * sizeof *map), *in = map + 2 + n;
     for (int i = 0; i < n; i++) in[i] = i;
     PMPI_Group_translate_ranks(g, n, in, world_group, map + 1);
     map[0] = n;
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (int i = 0; i <= n; i++) h = (h ^ (uint32_t)map[i]) * 16777619u;
+    map[1 + n] = (int)(h | 1); /* never 0, which is MPI_COMM_WORLD's */
     return map;
 }
 
@@ -133,6 +137,13 @@ int mbp_world_rank(MPI_Comm comm, int rank)
     return lookup(comm_map(comm), rank);
 }
 
+uint32_t mbp_comm_id(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_WORLD || comm == MPI_COMM_NULL) return 0;
+    const int *map = comm_map(comm);
+    return (uint32_t)map[1 + map[0]];
+}
+
 int mbp_comm_rank(MPI_Comm comm)
 {
     int r = -1;
@@ -182,7 +193,7 @@ struct slot {
 static struct slot *table;
 static size_t cap, used; /* used counts deleted slots too: they lengthen probes */
 
-static uintptr_t key_of(const void *req, int fortran, int i)
+uint64_t mbp_req_key(const void *req, int fortran, int i)
 {
     MPI_Request r;
     if (fortran)
@@ -231,7 +242,7 @@ static void insert(uintptr_t k, uint64_t bytes, int peer)
 void mbp_persist_add(const void *req, int fortran, uint64_t bytes, int world_peer)
 {
     guard(1);
-    uintptr_t k = key_of(req, fortran, 0);
+    uintptr_t k = mbp_req_key(req, fortran, 0);
     struct slot *s = find(k);
     if (s) /* a handle the library reused without MPI_Request_free: replace */
         *s = (struct slot){k, bytes, world_peer, 1};
@@ -243,7 +254,7 @@ void mbp_persist_add(const void *req, int fortran, uint64_t bytes, int world_pee
 void mbp_persist_forget(const void *req, int fortran)
 {
     guard(1);
-    struct slot *s = find(key_of(req, fortran, 0));
+    struct slot *s = find(mbp_req_key(req, fortran, 0));
     if (s) s->state = 2;
     guard(0);
 }
@@ -255,7 +266,7 @@ void mbp_start(struct mbp_acct *a, const void *reqs, int fortran, int n)
     uint64_t bytes = 0;
     guard(1);
     for (int i = 0; i < n; i++) {
-        const struct slot *s = find(key_of(reqs, fortran, i));
+        const struct slot *s = find(mbp_req_key(reqs, fortran, i));
         if (!s) continue; /* not a persistent point-to-point request (e.g. a persistent collective) */
         bytes += s->bytes;
         peer_add(MBP_MAT_P2P, s->peer, s->bytes);

@@ -16,11 +16,11 @@
 
 #define MBP_P2P_SEND(X, name, fam)                                                                                   \
     X(name, fam, B, ((CBUF, buf), (INT, count), (DT, datatype), (INT, dest), (INT, tag), (COMM, comm)),              \
-      SEND(count, datatype, dest, comm))
+      SEND(count, datatype, dest, tag, comm))
 #define MBP_P2P_ISEND(X, name, fam)                                                                                  \
     X(name, fam, B,                                                                                                  \
       ((CBUF, buf), (INT, count), (DT, datatype), (INT, dest), (INT, tag), (COMM, comm), (REQP, request)),           \
-      SEND(count, datatype, dest, comm))
+      ISEND(count, datatype, dest, tag, comm, request))
 #define MBP_P2P_SEND_INIT(X, name)                                                                                   \
     X(name, PERS, B,                                                                                                 \
       ((CBUF, buf), (INT, count), (DT, datatype), (INT, dest), (INT, tag), (COMM, comm), (REQP, request)),           \
@@ -34,22 +34,22 @@
     MBP_P2P_SEND(X, Rsend, P2P)                                                                                      \
     X(Recv, P2P, B,                                                                                                  \
       ((BUF, buf), (INT, count), (DT, datatype), (INT, source), (INT, tag), (COMM, comm), (STAT, status)),           \
-      RECV(count, datatype))                                                                                         \
+      RECV(count, datatype, source, tag, comm))                                                                      \
     X(Sendrecv, P2P, B,                                                                                              \
       ((CBUF, sendbuf), (INT, sendcount), (DT, sendtype), (INT, dest), (INT, sendtag), (BUF, recvbuf),               \
        (INT, recvcount), (DT, recvtype), (INT, source), (INT, recvtag), (COMM, comm), (STAT, status)),               \
-      SEND(sendcount, sendtype, dest, comm))                                                                         \
+      SENDRECV(sendcount, sendtype, dest, sendtag, source, recvtag, comm, recvcount, recvtype))                      \
     X(Sendrecv_replace, P2P, B,                                                                                      \
       ((BUF, buf), (INT, count), (DT, datatype), (INT, dest), (INT, sendtag), (INT, source), (INT, recvtag),         \
        (COMM, comm), (STAT, status)),                                                                                \
-      SEND(count, datatype, dest, comm))                                                                             \
+      SENDRECV(count, datatype, dest, sendtag, source, recvtag, comm, count, datatype))                              \
     MBP_P2P_ISEND(X, Isend, P2PNB)                                                                                   \
     MBP_P2P_ISEND(X, Ibsend, P2PNB)                                                                                  \
     MBP_P2P_ISEND(X, Issend, P2PNB)                                                                                  \
     MBP_P2P_ISEND(X, Irsend, P2PNB)                                                                                  \
     X(Irecv, P2PNB, B,                                                                                               \
       ((BUF, buf), (INT, count), (DT, datatype), (INT, source), (INT, tag), (COMM, comm), (REQP, request)),          \
-      RECV(count, datatype))                                                                                         \
+      IRECV(count, datatype, source, tag, comm, request))                                                            \
     MBP_P2P_SEND_INIT(X, Send_init)                                                                                  \
     MBP_P2P_SEND_INIT(X, Bsend_init)                                                                                 \
     MBP_P2P_SEND_INIT(X, Ssend_init)                                                                                 \
@@ -66,19 +66,20 @@
     X(Improbe, PROBE, N,                                                                                             \
       ((INT, source), (INT, tag), (COMM, comm), (INTP, flag), (MSGP, message), (STAT, status)), NONE())              \
     X(Mrecv, P2P, B, ((BUF, buf), (INT, count), (DT, datatype), (MSGP, message), (STAT, status)),                    \
-      RECV(count, datatype))                                                                                         \
+      MRECV(count, datatype))                                                                                        \
     X(Imrecv, P2PNB, B, ((BUF, buf), (INT, count), (DT, datatype), (MSGP, message), (REQP, request)),                \
-      RECV(count, datatype))                                                                                         \
-    X(Wait, WAIT, N, ((REQP, request), (STAT, status)), NONE())                                                      \
-    X(Waitall, WAIT, N, ((INT, count), (REQA, requests), (STATA, statuses)), NONE())                                 \
-    X(Waitany, WAIT, N, ((INT, count), (REQA, requests), (INTP, index), (STAT, status)), NONE())                     \
+      MRECV(count, datatype))                                                                                        \
+    X(Wait, WAIT, N, ((REQP, request), (STAT, status)), WAIT(request))                                               \
+    X(Waitall, WAIT, N, ((INT, count), (REQA, requests), (STATA, statuses)), WAITN(count, requests))                 \
+    X(Waitany, WAIT, N, ((INT, count), (REQA, requests), (INTP, index), (STAT, status)), WAITN(count, requests))     \
     X(Waitsome, WAIT, N, ((INT, incount), (REQA, requests), (INTP, outcount), (INTA, indices),                       \
-                          (STATA, statuses)), NONE())                                                                \
-    X(Test, WAIT, N, ((REQP, request), (INTP, flag), (STAT, status)), NONE())                                        \
-    X(Testall, WAIT, N, ((INT, count), (REQA, requests), (INTP, flag), (STATA, statuses)), NONE())                   \
-    X(Testany, WAIT, N, ((INT, count), (REQA, requests), (INTP, index), (INTP, flag), (STAT, status)), NONE())       \
+                          (STATA, statuses)), WAITN(incount, requests))                                              \
+    X(Test, WAIT, N, ((REQP, request), (INTP, flag), (STAT, status)), WAIT(request))                                 \
+    X(Testall, WAIT, N, ((INT, count), (REQA, requests), (INTP, flag), (STATA, statuses)), WAITN(count, requests))   \
+    X(Testany, WAIT, N, ((INT, count), (REQA, requests), (INTP, index), (INTP, flag), (STAT, status)),               \
+      WAITN(count, requests))                                                                                        \
     X(Testsome, WAIT, N, ((INT, incount), (REQA, requests), (INTP, outcount), (INTA, indices),                       \
-                          (STATA, statuses)), NONE())
+                          (STATA, statuses)), WAITN(incount, requests))
 
 /* MPI-4 point-to-point (MPICH 4; Open MPI 4.1 is MPI-3.1) */
 #if MPI_VERSION >= 4
@@ -86,11 +87,11 @@
     X(Isendrecv, P2PNB, B,                                                                                           \
       ((CBUF, sendbuf), (INT, sendcount), (DT, sendtype), (INT, dest), (INT, sendtag), (BUF, recvbuf),               \
        (INT, recvcount), (DT, recvtype), (INT, source), (INT, recvtag), (COMM, comm), (REQP, request)),              \
-      SEND(sendcount, sendtype, dest, comm))                                                                         \
+      ISENDRECV(sendcount, sendtype, dest, sendtag, source, recvtag, comm, recvcount, recvtype, request))            \
     X(Isendrecv_replace, P2PNB, B,                                                                                   \
       ((BUF, buf), (INT, count), (DT, datatype), (INT, dest), (INT, sendtag), (INT, source), (INT, recvtag),         \
        (COMM, comm), (REQP, request)),                                                                               \
-      SEND(count, datatype, dest, comm))
+      ISENDRECV(count, datatype, dest, sendtag, source, recvtag, comm, count, datatype, request))
 #else
 #define MBP_CALLS_MPI4(X)
 #endif

@@ -11,9 +11,11 @@
 #define MBP_PROF_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "calls.h"
+#include "trace.h"
 
 #define MBP_API __attribute__((visibility("default")))
 
@@ -117,6 +119,8 @@ uint64_t mbp_type_bytes(long count, MPI_Datatype dt);
 /* requests arrive as C handles (fortran = 0) or Fortran integers (1) */
 void mbp_persist_add(const void *req, int fortran, uint64_t bytes, int world_peer);
 void mbp_persist_forget(const void *req, int fortran);
+uint64_t mbp_req_key(const void *reqs, int fortran, int i); /* a request handle's bits */
+uint32_t mbp_comm_id(MPI_Comm comm); /* 0 for MPI_COMM_WORLD, else a hash of its group's world ranks */
 void mbp_start(struct mbp_acct *a, const void *reqs, int fortran, int n);
 int mbp_world_rank(MPI_Comm comm, int rank); /* -1 for MPI_PROC_NULL and the like */
 int mbp_is_in_place(const void *buf);
@@ -174,10 +178,25 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
 
 #define PRE_NONE()
 #define POST_NONE()
-#define PRE_SEND(count, dt, dest, comm) mbp_send(&a, count, dt, dest, comm)
-#define POST_SEND(count, dt, dest, comm)
-#define PRE_RECV(count, dt) mbp_size(&a, count, dt)
-#define POST_RECV(count, dt)
+#define PRE_SEND(count, dt, dest, tag, comm) mbp_send(&a, count, dt, dest, comm)
+#define POST_SEND(count, dt, dest, tag, comm)
+#define PRE_ISEND(count, dt, dest, tag, comm, req) mbp_send(&a, count, dt, dest, comm)
+#define POST_ISEND(count, dt, dest, tag, comm, req)
+#define PRE_RECV(count, dt, source, tag, comm) mbp_size(&a, count, dt)
+#define POST_RECV(count, dt, source, tag, comm)
+#define PRE_IRECV(count, dt, source, tag, comm, req) mbp_size(&a, count, dt)
+#define POST_IRECV(count, dt, source, tag, comm, req)
+#define PRE_MRECV(count, dt) mbp_size(&a, count, dt)
+#define POST_MRECV(count, dt)
+#define PRE_SENDRECV(count, dt, dest, stag, source, rtag, comm, rcount, rdt) mbp_send(&a, count, dt, dest, comm)
+#define POST_SENDRECV(count, dt, dest, stag, source, rtag, comm, rcount, rdt)
+#define PRE_ISENDRECV(count, dt, dest, stag, source, rtag, comm, rcount, rdt, req) mbp_send(&a, count, dt, dest, comm)
+#define POST_ISENDRECV(count, dt, dest, stag, source, rtag, comm, rcount, rdt, req)
+/* completion: the requests' keys are kept before the call (trace mode, recording) */
+#define PRE_WAIT(req) uint64_t *saved = mbp_tracing() ? mbp_trace_save(MBP_REQ1(req), 1) : NULL
+#define POST_WAIT(req)
+#define PRE_WAITN(n, reqs) uint64_t *saved = mbp_tracing() ? mbp_trace_save(MBP_REQA(reqs), n) : NULL
+#define POST_WAITN(n, reqs)
 #define PRE_PSEND(count, dt, dest, comm, req) mbp_size(&a, count, dt)
 #define POST_PSEND(count, dt, dest, comm, req)                                                      \
     if (rc == MPI_SUCCESS) mbp_persist_add(MBP_REQ1(req), a.bytes, mbp_world_rank(comm, dest))
@@ -225,6 +244,49 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
 #define PRE_NEIGHW(comm, counts, types) mbp_c_neighw(&a, id, comm, counts, (const void *)(types), MBP_FORTRAN)
 #define POST_NEIGHW(comm, counts, types)
 
+/* Trace mode (trace.h): what each accounting kind records, after the call,
+ * while recording.  A kind without TRACE_x here records the call alone. */
+#define MBP_TRACE(acct) MBP_CAT(TRACE_, acct)
+#define TRACE_NONE() mbp_trace_call(id, t0, t1)
+#define TRACE_SEND(count, dt, dest, tag, comm) mbp_trace_msg(id, MBP_EV_SEND, t0, t1, a.bytes, dest, tag, comm, NULL, 0)
+#define TRACE_ISEND(count, dt, dest, tag, comm, req)                                                \
+    mbp_trace_msg(id, MBP_EV_SEND, t0, t1, a.bytes, dest, tag, comm, MBP_REQ1(req))
+#define TRACE_RECV(count, dt, source, tag, comm)                                                    \
+    mbp_trace_msg(id, MBP_EV_RECV, t0, t1, a.bytes, source, tag, comm, NULL, 0)
+#define TRACE_IRECV(count, dt, source, tag, comm, req)                                              \
+    mbp_trace_msg(id, MBP_EV_RECV, t0, t1, a.bytes, source, tag, comm, MBP_REQ1(req))
+#define TRACE_SENDRECV(count, dt, dest, stag, source, rtag, comm, rcount, rdt)                      \
+    mbp_trace_msg(id, MBP_EV_SEND, t0, t1, a.bytes, dest, stag, comm, NULL, 0);                     \
+    mbp_trace_msg(id, MBP_EV_RECV | MBP_EV_PART, t0, t1, mbp_type_bytes(rcount, rdt), source, rtag, comm, NULL, 0)
+#define TRACE_ISENDRECV(count, dt, dest, stag, source, rtag, comm, rcount, rdt, req)                \
+    mbp_trace_msg(id, MBP_EV_SEND, t0, t1, a.bytes, dest, stag, comm, MBP_REQ1(req));          \
+    mbp_trace_msg(id, MBP_EV_RECV | MBP_EV_PART, t0, t1, mbp_type_bytes(rcount, rdt), source, rtag, comm,         \
+                  MBP_REQ1(req))
+#define TRACE_WAIT(req) mbp_trace_done(id, t0, t1, saved, MBP_REQ1(req), 1)
+#define TRACE_WAITN(n, reqs) mbp_trace_done(id, t0, t1, saved, MBP_REQA(reqs), n)
+#define TRACE_MRECV(count, dt) TRACE_NONE()
+#define TRACE_PSEND(count, dt, dest, comm, req) TRACE_NONE()
+#define TRACE_PRECV(count, dt, req) TRACE_NONE()
+#define TRACE_START(req) TRACE_NONE()
+#define TRACE_STARTALL(n, reqs) TRACE_NONE()
+#define TRACE_RFREE(req) TRACE_NONE()
+#define TRACE_RMA(count, dt, target, win) TRACE_NONE()
+#define TRACE_RMA2(c1, d1, c2, d2, target, win) TRACE_NONE()
+#define TRACE_BARRIER(comm) TRACE_NONE()
+#define TRACE_BLOCK(comm, count, dt, root, op) TRACE_NONE()
+#define TRACE_GATHER(comm, sb, sc, st, rc, rt, root) TRACE_NONE()
+#define TRACE_SCATTER(comm, sc, st, rb, rc, rt, root) TRACE_NONE()
+#define TRACE_ALLG(comm, sb, sc, st, rc, rt) TRACE_NONE()
+#define TRACE_GATHERV(comm, sb, sc, st, rcs, rt, root) TRACE_NONE()
+#define TRACE_SCATTERV(comm, scs, st, rb, rc, rt, root) TRACE_NONE()
+#define TRACE_ALLGV(comm, sb, sc, st, rcs, rt) TRACE_NONE()
+#define TRACE_ALLTOALLV(comm, sb, scs, st, rcs, rt) TRACE_NONE()
+#define TRACE_ALLTOALLW(comm, sb, scs, sts, rcs, rts) TRACE_NONE()
+#define TRACE_RSCAT(comm, rcs, dt, op) TRACE_NONE()
+#define TRACE_NEIGH(comm, count, dt) TRACE_NONE()
+#define TRACE_NEIGHV(comm, counts, dt) TRACE_NONE()
+#define TRACE_NEIGHW(comm, counts, types) TRACE_NONE()
+
 /* The wrapper body shared by the C and Fortran wrappers: CALL is the
  * library call, which sets the local rc. */
 #define MBP_BODY(name, acct, CALL)                                                                  \
@@ -237,6 +299,9 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
     CALL;                                                                                           \
     uint64_t t1 = mbp_ticks();                                                                      \
     MBP_POST(acct);                                                                                 \
-    mbp_record(id, &a, t1 - t0)
+    mbp_record(id, &a, t1 - t0);                                                                    \
+    if (mbp_tracing()) {                                                                            \
+        MBP_TRACE(acct);                                                                            \
+    }
 
 #endif

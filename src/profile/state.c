@@ -1,6 +1,7 @@
 /* The profile's life: the settings (environment), the clock, start after
  * MPI_Init and the end before MPI_Finalize.  Names and families of the
  * wrapped calls come from the table (calls.h). */
+#include "internal.h"
 #include "prof.h"
 
 #include <stdio.h>
@@ -124,8 +125,11 @@ void mbp_start_profile(int required, int provided, double init_seconds)
     }
     mbp_translate_init();
     mbp_check_init();
-    run = mbp_open_run(required, provided, init_seconds); /* exits 2 on a bad MPIMB_PROF_OUT or label */
     mbp_clock_start();
+    mbp_trace_init(); /* exits 2 on a bad trace setting */
+    const char *out = getenv("MPIMB_PROF_OUT");
+    if (!out || strcmp(out, "none")) /* none: no profile files (a trace alone) */
+        run = mbp_open_run(required, provided, init_seconds); /* exits 2 on a bad MPIMB_PROF_OUT or label */
     mbp.on = 1;
 }
 
@@ -133,11 +137,12 @@ void mbp_finish_profile(void)
 {
     if (!mbp.on) return;
     mbp.on = 0; /* from here on the library's own MPI calls pass straight through */
+    mbp_trace_finish(run ? run->run_id : NULL);
     double spt = mbp_clock_stop();
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     double wall = (double)(t.tv_sec - wall0.tv_sec) + 1e-9 * (double)(t.tv_nsec - wall0.tv_nsec);
-    mbp_write_run(run, spt, wall);
+    if (run) mbp_write_run(run, spt, wall);
     run = NULL;
     for (int k = 0; k < MBP_NMAT; k++) {
         free(mbp.msgs[k]);

@@ -2,6 +2,7 @@
  * MPI_Init_thread and MPI_Finalize, which start and end the profile. */
 #include "prof.h"
 
+#include <stdarg.h>
 #include <time.h>
 
 /* C types of the parameter kinds of calls.h */
@@ -76,4 +77,20 @@ MBP_API int MPI_Finalize(void)
 {
     mbp_finish_profile();
     return PMPI_Finalize();
+}
+
+/* MPI_Pcontrol: 0 stops recording a trace, 1 starts it; the suite's own
+ * levels carry text (trace.h).  Always passed on to the library. */
+MBP_API int MPI_Pcontrol(const int level, ...)
+{
+    const char *a = NULL, *b = NULL;
+    if (level == MBP_PCONTROL_RUN || level == MBP_PCONTROL_TEST) {
+        va_list ap;
+        va_start(ap, level);
+        a = va_arg(ap, const char *);
+        if (level == MBP_PCONTROL_RUN) b = va_arg(ap, const char *);
+        va_end(ap);
+    }
+    if (mbp.on) mbp_trace_pcontrol(level, a, b);
+    return PMPI_Pcontrol(level);
 }

@@ -47,6 +47,7 @@ LAYERS: dict[str, str] = {
     "bcast_model": "reports",
     "model": "reports",
     "profile": "reports",
+    "timeline": "reports",  # a trace's timeline and send distribution (libmpimb-prof.so's trace mode)
     "cli": "cli",
     "__main__": "cli",
 }

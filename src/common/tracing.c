@@ -1,0 +1,302 @@
+/* --trace PATTERN (docs/profile.md, "Trace mode"): after a selected test is
+ * measured, a few more of its iterations run under the profiler's trace
+ * mode, bracketed by MPI_Pcontrol(1) / (0).  The profiler is loaded only
+ * then: before MPI_Init each rank re-executes itself with libmpimb-prof.so in
+ * LD_PRELOAD (found beside the program, in ../lib, or MPIMB_PROF_LIB), so a
+ * run without --trace never has it in its address space (the JSON's
+ * trace.profiler says which library was loaded, or null).
+ *
+ * PATTERN is words joined by '/', each of which must be one of the test's:
+ * its test, method and comm columns, "N-nbr", "periodic" / "non-periodic",
+ * "NT" (threads) and the size in bytes, e.g. irecv-send/world/4-nbr.  Before
+ * MPI starts, every word must be one of the program's (its options' choices,
+ * what --list prints, or such words joined by '-') and not excluded by a
+ * list option; a pattern no test of the run matched is found at the end. */
+#include "internal.h"
+#include "options.h"
+#define MBP_TRACE_ONLY_LEVELS
+#include "../profile/trace.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int traced;
+static char loaded[PATH_MAX]; /* the profiler in this process's maps, "" if none */
+
+/* The row's words, '/'-joined: "halo/irecv-send/world/4-nbr/non-periodic/800" */
+static void row_key(const struct mb_row *r, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s", r->test);
+#define ADD(...) if (n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, __VA_ARGS__)
+    if (r->method[0]) ADD("/%s", r->method);
+    if (r->comm[0]) ADD("/%s", r->comm);
+    if (r->neighbors >= 0) ADD("/%d-nbr", r->neighbors);
+    if (r->periodic >= 0) ADD("/%s", r->periodic ? "periodic" : "non-periodic");
+    if (r->threads > 1) ADD("/%dT", r->threads);
+    if (r->bytes >= 0) ADD("/%lld", r->bytes);
+#undef ADD
+}
+
+static int has_word(const char *key, const char *w, size_t wl)
+{
+    for (const char *p = key; *p;) {
+        size_t l = strcspn(p, "/");
+        if (l == wl && !strncmp(p, w, wl)) return 1;
+        p += l + (p[l] == '/');
+    }
+    return 0;
+}
+
+static int matches(const char *pattern, const struct mb_row *r)
+{
+    char key[256];
+    row_key(r, key, sizeof key);
+    for (const char *p = pattern; *p;) {
+        size_t l = strcspn(p, "/");
+        if (!has_word(key, p, l)) return 0;
+        p += l + (p[l] == '/');
+    }
+    return 1;
+}
+
+/* The program's words: its options' choices and what --list prints. */
+static char *vocabulary(const struct mb_program *prog)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&text, &n);
+    if (!m) return NULL;
+    for (const struct mb_option *o = prog->options; o && o->name; o++)
+        if (o->kind == MB_OPT_LIST || o->kind == MB_OPT_CHOICE) fprintf(m, "%s\n", o->choices);
+    if (prog->list) { /* it prints to stdout (and calls no MPI): caught here */
+        fflush(stdout);
+        FILE *out = stdout;
+        stdout = m;
+        prog->list();
+        stdout = out;
+    }
+    fclose(m);
+    return text;
+}
+
+static int is_token(const char *text, const char *w, size_t l)
+{
+    static const char *const sep = " \t\n,;:()[]<>|*";
+    for (const char *p = text; p && *p;) {
+        p += strspn(p, sep);
+        size_t t = strcspn(p, sep);
+        if (t == l && !strncmp(p, w, l)) return 1;
+        p += t;
+    }
+    return 0;
+}
+
+/* A word of the program's vocabulary, or several joined by '-' (rma's
+ * put-latency: an operation and a test); *opt: the LIST option it is a
+ * choice of, for the selection check.  Or a form the harness makes. */
+static int known_word(const struct mb_program *prog, const char *w, size_t l, const struct mb_option **opt, int *bit)
+{
+    *opt = NULL;
+    for (const struct mb_option *o = prog->options; o && o->name; o++) {
+        int i = o->kind == MB_OPT_LIST ? mb_choice_index(o->choices, w, l) : -1;
+        if (i >= 0) {
+            *opt = o;
+            *bit = i;
+            return 1;
+        }
+    }
+    char *text = vocabulary(prog);
+    int ok[64] = {1}; /* ok[k]: w up to its k-th '-' boundary is made of words */
+    size_t at[64] = {0};
+    int nb = 1;
+    for (size_t i = 0; i < l && nb < 63; i++)
+        if (w[i] == '-') at[nb++] = i + 1;
+    at[nb] = l + 1;
+    for (int k = 1; k <= nb; k++)
+        for (int j = 0; j < k && !ok[k]; j++)
+            ok[k] = ok[j] && text && is_token(text, w + at[j], at[k] - 1 - at[j]);
+    free(text);
+    if (ok[nb]) return 1;
+    size_t d = strspn(w, "0123456789");
+    if (d && d == l) return 1;                                             /* bytes */
+    if (d && l == d + 4 && !strncmp(w + d, "-nbr", 4)) return 1;           /* stencil */
+    if (d && l == d + 1 && w[d] == 'T') return 1;                          /* threads */
+    return (l == 8 && !strncmp(w, "periodic", 8)) || (l == 12 && !strncmp(w, "non-periodic", 12));
+}
+
+const char *mb_trace_check(const struct mb_program *prog, const struct mb_opts *o, char *buf, size_t len)
+{
+    if (!o->trace) return o->trace_out || o->trace_iters ? "--trace-iters and --trace-out need --trace" : NULL;
+#ifdef MB_SIMULATED
+    snprintf(buf, len, "--trace is not available in simulation (libmpimb-prof.so is not built for SimGrid)");
+    if (buf[0]) return buf;
+#endif
+    for (const char *p = o->trace;;) {
+        size_t l = strcspn(p, "/");
+        const struct mb_option *opt;
+        int bit = 0;
+        if (!l) {
+            snprintf(buf, len, "--trace '%s': an empty word (form: WORD[/WORD...], e.g. irecv-send/world/4-nbr)",
+                     o->trace);
+            return buf;
+        }
+        if (!known_word(prog, p, l, &opt, &bit)) {
+            snprintf(buf, len, "--trace '%s' matches no test: '%.*s' is no word of a %s test (see --list)", o->trace,
+                     (int)l, p, prog->name);
+            return buf;
+        }
+        unsigned long mask = opt ? *(unsigned long *)opt->dest : 0;
+        if (mask && !(mask >> bit & 1)) {
+            snprintf(buf, len, "--trace '%s' matches no test: --%s does not select '%.*s'", o->trace, opt->name,
+                     (int)l, p);
+            return buf;
+        }
+        if (!p[l]) break;
+        p += l + 1;
+    }
+    if (o->trace_out) { /* its directory must take the file */
+        const char *t = o->trace_out, *slash = strrchr(t, '/');
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - t) + (slash == t) : 1, slash ? t : ".");
+        if (t[strlen(t) - 1] == '/' || access(dir, W_OK)) {
+            snprintf(buf, len, "--trace-out '%s' cannot be written (directory '%s' %s)", t, dir,
+                     t[strlen(t) - 1] == '/' ? "given, not a file" : "is not writable or does not exist");
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+/* This process's copy of libmpimb-prof.so, from /proc/self/maps. */
+static void find_loaded(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[PATH_MAX + 128];
+    loaded[0] = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char *p = strchr(line, '/');
+        if (p && strstr(p, "libmpimb-prof.so")) {
+            p[strcspn(p, "\n")] = 0;
+            snprintf(loaded, sizeof loaded, "%s", p);
+            break;
+        }
+    }
+    if (f) fclose(f);
+}
+
+static int lib_beside(char *out, size_t len)
+{
+    const char *env = getenv("MPIMB_PROF_LIB");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return access(out, R_OK) == 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 0;
+    exe[n] = 0;
+    *strrchr(exe, '/') = 0;
+    static const char *const where[] = {"libmpimb-prof.so", "../lib/libmpimb-prof.so"};
+    for (size_t i = 0; i < sizeof where / sizeof *where; i++)
+        if (snprintf(out, len, "%s/%s", exe, where[i]) < (int)len && access(out, R_OK) == 0) return 1;
+    return 0;
+}
+
+void mb_trace_preload(char **argv, const struct mb_opts *o, char *err, size_t len)
+{
+    find_loaded();
+    if (!o->trace || loaded[0]) return; /* (never reached with --trace in simulation: refused above) */
+    char lib[PATH_MAX], pre[2 * PATH_MAX + 8];
+    if (getenv("MPIMB_TRACE_EXEC")) {
+        snprintf(err, len, "--trace: LD_PRELOAD=%s did not load the profiler", getenv("LD_PRELOAD"));
+        return;
+    }
+    if (!lib_beside(lib, sizeof lib)) {
+        snprintf(err, len, "--trace needs libmpimb-prof.so (MPIMB_PROF_LIB, or beside the program or in its ../lib: "
+                           "build it with make)");
+        return;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(pre, sizeof pre, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
+    setenv("LD_PRELOAD", pre, 1);
+    setenv("MPIMB_TRACE_EXEC", "1", 1);
+    setenv("MPIMB_PROF_TRACE", o->trace_out ? o->trace_out : "@program", 1);
+    setenv("MPIMB_PROF_TRACE_START", "0", 1);
+    setenv("MPIMB_PROF_OUT", "none", 1);
+    execv("/proc/self/exe", argv);
+    snprintf(err, len, "--trace: cannot re-execute the program with the profiler");
+}
+
+void mb_trace_start(struct mb_run *run)
+{
+    const struct mb_opts *o = &run->opts;
+    char path[PATH_MAX + 16] = "";
+    if (o->trace && run->rank == 0) {
+        if (o->trace_out)
+            snprintf(path, sizeof path, "%s", o->trace_out);
+        else { /* beside the CSV: <stem>-trace.json */
+            size_t l = strlen(run->csv_path);
+            snprintf(path, sizeof path, "%.*s-trace.json", (int)(l > 4 ? l - 4 : l), run->csv_path);
+        }
+    }
+    if (o->trace) MPI_Pcontrol(MBP_PCONTROL_RUN, run->run_id, path);
+    if (run->rank != 0) return;
+    char *json = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&json, &n);
+    if (!f) return;
+    fputs("{\"pattern\": ", f);
+    o->trace ? mb_json_str(f, o->trace) : (void)fputs("null", f);
+    if (o->trace) {
+        fprintf(f, ", \"iters\": %ld, \"path\": ", o->trace_iters);
+        mb_json_str(f, path);
+    }
+    fputs(", \"profiler\": ", f);
+    loaded[0] ? mb_json_str(f, loaded) : (void)fputs("null", f);
+    fputc('}', f);
+    fclose(f);
+    mb_meta_add(run, "trace", json);
+    free(json);
+}
+
+void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row)
+{
+    const char *p = run->opts.trace;
+    if (!p || row->na || !matches(p, row)) return;
+    traced++;
+    char key[256], *name = NULL;
+    size_t n = 0;
+    row_key(row, key, sizeof key);
+    FILE *f = open_memstream(&name, &n);
+    if (!f) return;
+    const char *const field[][2] = {{"key", key}, {"program", run->prog->name}, {"test", row->test},
+                                    {"method", row->method}, {"comm", row->comm}};
+    for (size_t i = 0; i < sizeof field / sizeof *field; i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "{", field[i][0]);
+        mb_json_str(f, field[i][1]);
+    }
+    fprintf(f, ", \"bytes\": %lld, \"iters\": %ld}", row->bytes, run->opts.trace_iters);
+    fclose(f);
+    MPI_Barrier(run->world);
+    MPI_Pcontrol(MBP_PCONTROL_TEST, name);
+    MPI_Pcontrol(1);
+    if (k->run_timed)
+        k->run_timed(k->state, run->opts.trace_iters);
+    else
+        k->run(k->state, run->opts.trace_iters);
+    MPI_Pcontrol(0);
+    free(name);
+}
+
+int mb_trace_end(struct mb_run *run)
+{
+    if (!run->opts.trace || traced) return 0;
+    if (run->rank == 0)
+        fprintf(stderr, "%s: --trace '%s' matched no test of this run (no trace written)\n", run->prog->name,
+                run->opts.trace);
+    MPI_Pcontrol(MBP_PCONTROL_DISCARD);
+    return 2;
+}
