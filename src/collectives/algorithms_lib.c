@@ -263,7 +263,14 @@ static void meta(struct mb_run *run)
         len += (size_t)snprintf(m + len, cap - len, "}}");
         first = 0;
     }
-    snprintf(m + len, cap - len, "}}");
+    len += (size_t)snprintf(m + len, cap - len, "}");
+    char *sel = run->rank == 0 ? coll_algs_default_selection() : NULL;
+    if (sel) { /* MPICH's own selection, which a tuning file must reproduce where it changes nothing */
+        m = realloc(m, len + strlen(sel) + 64);
+        len += (size_t)sprintf(m + len, ", \"default_selection\": %s", sel);
+        free(sel);
+    }
+    strcpy(m + len, "}");
     mb_meta_add(run, "library_algorithms", m);
     free(m);
 }

@@ -138,6 +138,7 @@ int coll_algs_set(const struct coll_algs *a, int value); /* an MPI error code */
 int coll_algs_lookup(const struct coll_algs *a, const char *name); /* its index, or -1 */
 void coll_algs_free(struct coll_algs *a); /* restores the variable's value at start */
 void coll_algs_end(void);
+char *coll_algs_default_selection(void); /* MPICH: its compiled-in selection JSON (malloc'd), else NULL */
 
 /* main.c: one test's buffers and the OSU-style timed loop, for
  * algorithms_lib.c.  alg (when set): the control variable written before

@@ -20,6 +20,9 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(MPICH_VERSION) && !defined(MB_SIMULATED)
+#include <dlfcn.h>
+#endif
 
 #if defined(MB_SIMULATED)
 #define COLL_ALGS_NONE "SimGrid SMPI chooses collective algorithms with --cfg=smpi/<coll>, not MPI_T"
@@ -230,4 +233,42 @@ int coll_algs_lookup(const struct coll_algs *a, const char *name)
     for (int i = 0; i < a->n; i++)
         if (!strcmp(a->names[i], name)) return i;
     return -1;
+}
+
+/* MPICH: the library's own selection (the JSON it compiles in and uses
+ * without MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE), read from the library
+ * file the process has loaded: the string that starts with {"collective=
+ * and names MPIR_ algorithms.  A selection file replaces all of it (MPICH
+ * asserts on a collective the file lacks), so `mpimb-report tune` starts
+ * from it and changes only what was measured.  NULL where not found. */
+char *coll_algs_default_selection(void)
+{
+#if defined(COLL_ALGS_MPICH)
+    Dl_info info;
+    void *sym = dlsym(RTLD_DEFAULT, "PMPI_Init");
+    if (!sym || !dladdr(sym, &info) || !info.dli_fname) return NULL;
+    FILE *f = fopen(info.dli_fname, "rb");
+    if (!f) return NULL;
+    char *buf = NULL, *found = NULL;
+    long n = -1;
+    if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)n + 1)) &&
+        fread(buf, 1, (size_t)n, f) == (size_t)n) {
+        buf[n] = 0;
+        static const char start[] = "{\"collective=";
+        for (char *p = buf; !found && (p = memmem(p, (size_t)(buf + n - p), start, sizeof start - 1));) {
+            size_t len = strnlen(p, (size_t)(buf + n - p));
+            if (memmem(p, len, "\"algorithm=MPIR_", 16) && !memmem(p, len, "composition=", 12)) {
+                found = malloc(len + 1);
+                memcpy(found, p, len);
+                found[len] = 0;
+            }
+            p += len;
+        }
+    }
+    free(buf);
+    fclose(f);
+    return found;
+#else
+    return NULL;
+#endif
 }
