@@ -252,6 +252,29 @@ def cmd_profile(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tune(a: argparse.Namespace) -> int:
+    """The library's tuning file from `collectives --algorithms` results (mpimb.tune): one line and
+    exit 1 for input that cannot give one, and then no file."""
+    from .tune import TuneError, tune
+
+    try:
+        runs, _, warns = load(a.paths)
+        df, dup = prepared(runs)
+        _warn(warns + dup)
+        text, files = tune(runs, df, Path(a.output))
+    except InputError as e:
+        probs = e.problems
+        more = f" (and {len(probs) - 1} more problem(s): mpimb-report validate)" if len(probs) > 1 else ""
+        sys.stderr.write(f"{PROG}: {probs[0]}{more}\n")
+        return 1
+    except TuneError as e:
+        sys.stderr.write(f"{PROG}: tune: {e}\n")
+        return 1
+    sys.stdout.write(text)
+    print("wrote " + ", ".join(str(f) for f in files))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Tables, plots and comparison reports from mpimb results "
                 "(CSV + JSON files or directories of them).")
@@ -318,6 +341,12 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--format", choices=["text", "markdown", "latex", "csv"], default="text")
     pr.add_argument("-o", "--output", metavar="FILE.html", help="also write a self-contained HTML page")
     pr.set_defaults(fn=cmd_profile)
+
+    tu = sub.add_parser("tune", help="the MPI library's tuning file (Open MPI coll_tuned rules + mca-params.conf "
+                        "lines, or MPICH's selection JSON) from `collectives --algorithms` results")
+    tu.add_argument("paths", nargs="+", metavar="PATH")
+    tu.add_argument("-o", "--output", required=True, metavar="FILE")
+    tu.set_defaults(fn=cmd_tune)
     return p
 
 

@@ -47,6 +47,7 @@ LAYERS: dict[str, str] = {
     "bcast_model": "reports",
     "model": "reports",
     "profile": "reports",
+    "tune": "reports",  # the library's tuning file from collectives --algorithms results
     "cli": "cli",
     "__main__": "cli",
 }
