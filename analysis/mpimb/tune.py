@@ -132,8 +132,8 @@ def ompi_rules(cs: list[Choice], colls: dict[str, Any], sources: list[str]) -> s
     previous measured size + 1), past the largest measured size the library's own decision (0)."""
     lines = ["# Open MPI coll_tuned dynamic rules (classic format), written by mpimb-report tune from:"]
     lines += [f"#   {s}" for s in sources]
-    lines += ["# per collective: its ID, the communicator sizes; per size: the rules `msg_size algorithm faninout "
-              "segsize` (0: the library's own choice)"]
+    lines.append("# per collective: its ID, the communicator sizes; per size: the rules `msg_size algorithm "
+                 "faninout segsize` (0: the library's own choice)")
     per = _by_comm(cs)
     lines.append(f"{len(per)}  # collectives")
     for test in sorted(per, key=lambda t: OMPI_IDS[t]):
@@ -217,11 +217,10 @@ def summary(cs: list[Choice], lib: str) -> Table:
                      "-" if b is None else f"{b['algorithm']} {fmt(float(b['time_median_s']) * 1e6)}",
                      "-" if b is None else f"{float(b['time_median_s']) / float(c.default['time_median_s']):.2f}",
                      "-" if b is None else tail(b, c.default), c.algorithm])
-    t = Table(f"tune ({lib}): the library's own choice against its fastest algorithm, time per call in µs",
-              ["collective", "ranks", "bytes", "own choice", "fastest other", "fastest / own", "verdict", "chosen"],
-              rows, [], ["chosen: the fastest where its advantage is outside the noise, else the library's own "
-                         "choice"])
-    return t
+    note = "chosen: the fastest where its advantage is outside the noise, else the library's own choice"
+    return Table(f"tune ({lib}): the library's own choice against its fastest algorithm, time per call in µs",
+                 ["collective", "ranks", "bytes", "own choice", "fastest other", "fastest / own", "verdict", "chosen"],
+                 rows, [], [note])
 
 
 def _write(path: Path, text: str) -> None:
