@@ -1,0 +1,173 @@
+"""collectives --algorithms (the library's own algorithms, forced in turn through MPI_T) and
+mpimb-report tune (the library's tuning file), on both libraries at -n 4 (docs/collectives.md).
+
+One launch per library (module-scoped) measures every algorithm the library lists; tune writes the
+file from it.  That the library really reads a written file is shown by a deterministic signal, not
+a timing: tests/coll_tune_probe.c reduces with a user-defined sum and reports how often the library
+called it and on how many elements, which differs between allreduce algorithms.  A file written by
+tune's writers that selects another algorithm at one size must change that size's signature to the
+forced algorithm's, and no other size's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import ROOT, bindir, check_bad_input, launcher, run_mpi
+
+from mpimb import tune as T
+
+COLLS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "barrier")
+# per library: sizes of the measuring run (MPICH busy-polls: past 2 ranks one size only), the
+# algorithm the deliberately-different file selects, and how it is forced through the environment
+SIZES = {"openmpi": "8:64", "mpich": "8:8"}
+OTHER = {"openmpi": "ring", "mpich": "smp"}
+PROBE_SIZES = ("64", "1024", "65536")
+CHANGED = "1024"
+
+
+def compiler(lib: str) -> str:
+    return {"openmpi": "mpicc.openmpi", "mpich": "mpicc.mpich"}[lib]
+
+
+@pytest.fixture(scope="module", params=["openmpi", "mpich"])
+def measured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, object]:
+    lib = request.param
+    d = tmp_path_factory.mktemp(f"algs-{lib}")
+    r = run_mpi(lib, 4, "collectives", "--algorithms", "library", "--quick", "--warmup", "0", "-m", SIZES[lib],
+                "--verify", out=d / "a.csv", env={"MPIMB_REPORT": "none"})
+    assert r.returncode == 0, r.stderr
+    return lib, r
+
+
+def test_every_listed_algorithm_is_measured_and_verified(measured: tuple[str, object]) -> None:
+    lib, r = measured
+    meta = r.meta()  # type: ignore[attr-defined]
+    la = meta["library_algorithms"]
+    assert la["library"] == {"openmpi": "Open MPI", "mpich": "MPICH"}[lib]
+    rows = pd.DataFrame(r.rows())  # type: ignore[attr-defined]
+    rows["algorithm"] = rows["params"].str.extract(r"(?:^|;)algorithm=([^;]+)")[0]
+    for coll in COLLS:
+        names = list(la["collectives"][coll]["algorithms"])
+        assert len(names) >= 3, f"{coll}: the library listed {names}"
+        got = rows[rows["test"] == coll]
+        assert set(got["algorithm"]) == set(names), f"{coll}: rows {set(got['algorithm'])} vs listed {names}"
+        na = got["stop_reason"].str.startswith("n/a")
+        # measured rows are verified (a barrier has no data); an algorithm the library refuses says why
+        assert (got.loc[~na, "verified"] == ("" if coll == "barrier" else "yes")).all(), got[~na]
+        assert (got.loc[na, "stop_reason"].str.len() > len("n/a: ")).all()
+        assert (~na).sum() >= 3
+    # the stdout table names every algorithm of a collective as its columns
+    assert "bcast (" in r.stdout and la["collectives"]["bcast"]["default"] in r.stdout  # type: ignore[attr-defined]
+
+
+def test_tune_writes_the_library_file(measured: tuple[str, object], tmp_path: Path) -> None:
+    lib, r = measured
+    out = tmp_path / ("rules.conf" if lib == "openmpi" else "selection.json")
+    p = subprocess.run([str(ROOT / ".venv/bin/mpimb-report"), "tune", str(r.csv_path), "-o", str(out)],  # type: ignore[attr-defined]
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "chosen" in p.stdout
+    if lib == "openmpi":
+        text = out.read_text()
+        assert str(r.csv_path) in text  # type: ignore[attr-defined]  # says which results it came from
+        nums = [int(x.split("#")[0]) for x in text.splitlines() if x.split("#")[0].strip() and " " not in
+                x.split("#")[0].strip()]
+        rules = [ln.split() for ln in text.splitlines() if len(ln.split("#")[0].split()) == 4]
+        assert nums[0] == len(COLLS)
+        assert sum(1 for rr in rules if rr[0] == "0") == len(COLLS)  # a 0-byte rule per communicator size
+        conf = Path(str(out) + ".mca-params.conf").read_text()
+        assert "coll_tuned_use_dynamic_rules = 1" in conf and f"coll_tuned_dynamic_rules_filename = {out}" in conf
+    else:
+        sel = json.loads(out.read_text())
+        base = r.meta()["library_algorithms"]["default_selection"]  # type: ignore[attr-defined]
+        assert list(sel) == list(base)  # every collective MPICH selects stays in the file
+        assert str(r.csv_path) in Path(str(out) + ".sources").read_text()  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("probe")
+    out = {}
+    for lib in ("openmpi", "mpich"):
+        exe = d / f"probe-{lib}"
+        subprocess.run([compiler(lib), "-O1", "-o", str(exe), str(ROOT / "tests" / "coll_tune_probe.c")],
+                       check=True)
+        out[lib] = exe
+    return out
+
+
+def signatures(lib: str, exe: Path, env: dict[str, str]) -> dict[str, str]:
+    """Per size: each rank's calls/elements of the user-defined sum."""
+    import os
+    p = subprocess.run([*launcher(lib, 4), str(exe), *PROBE_SIZES], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, **env}, check=False)
+    assert p.returncode == 0, p.stderr
+    return {ln.split()[0]: " ".join(ln.split()[1:]) for ln in p.stdout.splitlines() if ln.strip()}
+
+
+def file_env(lib: str, path: Path) -> dict[str, str]:
+    if lib == "openmpi":
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path)}
+    return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path)}
+
+
+def forced_env(lib: str, name: str, value: int) -> dict[str, str]:
+    if lib == "openmpi":
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_allreduce_algorithm": str(value)}
+    return {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": name}
+
+
+def test_the_library_reads_the_written_file(measured: tuple[str, object], probes: dict[str, Path],
+                                            tmp_path: Path) -> None:
+    """A file from tune's writers that picks another allreduce algorithm for 1024 B only: the library's
+    selection changes at 1024 B to exactly the forced algorithm's, and nowhere else."""
+    lib, r = measured
+    la = r.meta()["library_algorithms"]  # type: ignore[attr-defined]
+    colls = la["collectives"]
+    dflt, other = colls["allreduce"]["default"], OTHER[lib]
+    cs = [T.Choice("allreduce", 4, float(b), pd.Series({"algorithm": dflt, "time_median_s": 1.0}),
+                   pd.Series({"algorithm": other, "time_median_s": 0.5}), b == CHANGED) for b in PROBE_SIZES]
+    path = tmp_path / "slow"
+    if lib == "openmpi":
+        path.write_text(T.ompi_rules(cs, colls, ["tests/test_coll_tune.py"]))
+    else:
+        path.write_text(json.dumps(T.mpich_selection(cs, colls, la["default_selection"])))
+    exe = probes[lib]
+    base = signatures(lib, exe, {})
+    forced = signatures(lib, exe, forced_env(lib, other, colls["allreduce"]["algorithms"][other]))
+    tuned = signatures(lib, exe, file_env(lib, path))
+    assert forced[CHANGED] != base[CHANGED], "the probe cannot tell the two algorithms apart"
+    assert tuned[CHANGED] == forced[CHANGED]
+    assert {s: tuned[s] for s in PROBE_SIZES if s != CHANGED} == {s: base[s] for s in PROBE_SIZES if s != CHANGED}
+
+
+def test_tune_bad_input(measured: tuple[str, object], tmp_path: Path) -> None:
+    lib, r = measured
+    if lib != "openmpi":
+        pytest.skip("the input checks are the library's own only once")
+    report = str(ROOT / ".venv/bin/mpimb-report")
+    fixtures = ROOT / "tests" / "analysis" / "fixtures" / "equal"
+    truncated = tmp_path / "cut.csv"
+    src = Path(r.csv_path)  # type: ignore[attr-defined]
+    truncated.write_text(src.read_text()[: len(src.read_text()) // 2])
+    Path(str(truncated)[:-4] + ".json").write_text(src.with_suffix(".json").read_text())
+    for inp, words in ((fixtures, "no results of `collectives --algorithms`"), (truncated, "")):
+        out = tmp_path / "o" / "f.rules"
+        p = subprocess.run([report, "tune", str(inp), "-o", str(out)], capture_output=True, text=True, check=False)
+        assert p.returncode == 1, p.stderr
+        assert len(p.stderr.splitlines()) == 1 and words in p.stderr, p.stderr
+        assert not out.parent.exists() or not list(out.parent.iterdir())
+
+
+def test_algorithms_option_bad_input(tmp_path: Path) -> None:
+    check_bad_input("collectives", ["--algorithms", "library", "--timing", "subtract"],
+                    "--algorithms measures with --timing osu", tmp_path)
+    for lib in ("openmpi", "mpich"):
+        if not (bindir(lib) / "collectives").exists():
+            continue
+        check_bad_input("collectives", ["--algorithms", "no_such_algorithm", "--tests", "bcast"],
+                        "has no algorithm 'no_such_algorithm'", tmp_path, ranks=1, libs=(lib,))
