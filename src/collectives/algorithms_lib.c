@@ -95,6 +95,7 @@ static void run_group(struct mb_run *run, int c, size_t b, const struct coll_com
         snprintf(row->comm, sizeof row->comm, "%s", cc->name);
         mb_param_opt(run, row, "timing");
         mb_param(row, "algorithm", "%s", a->names[i]);
+        if (*coll_tuning_name) mb_param(row, "tuning", "%s", coll_tuning_name);
         if (op->flags & COLL_ROOTED) mb_param(row, "root", "%s", root_param);
         if (!(op->flags & COLL_NOSIZE)) {
             row->bytes = (long long)b;

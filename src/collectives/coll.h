@@ -140,6 +140,10 @@ void coll_algs_free(struct coll_algs *a); /* restores the variable's value at st
 void coll_algs_end(void);
 char *coll_algs_default_selection(void); /* MPICH: its compiled-in selection JSON (malloc'd), else NULL */
 
+/* tuning.c: --tuning FILE checked for this library and set in the environment (before MPI_Init); NULL or why not. */
+const char *coll_tuning_use(const char *path);
+extern char coll_tuning_name[64]; /* main.c: the rows' tuning=<file name> ("" without --tuning) */
+
 /* main.c: one test's buffers and the OSU-style timed loop, for
  * algorithms_lib.c.  alg (when set): the control variable written before
  * each run, so that members of a group each run their own algorithm. */

@@ -27,6 +27,8 @@ static int timing = 0; /* 0 osu, 1 subtract */
 static size_t segment = 8192;
 static long messages = 8;
 static const char *alg_arg; /* --algorithms */
+static const char *tuning_arg; /* --tuning */
+char coll_tuning_name[64];      /* the rows' tuning parameter: the file's name ("" without --tuning) */
 
 /* --root: a list of same | rotate | N, each a set of rows of the rooted tests */
 struct root {
@@ -51,6 +53,9 @@ static const struct mb_option options[] = {
     {"algorithms", 0, MB_OPT_STRING, &alg_arg, 0, 0, NULL,
      "library: instead of the tests, every algorithm the MPI library lists (MPI_T) for bcast, reduce, allreduce, "
      "allgather, alltoall, barrier, forced in turn; or a list of the library's algorithm names"},
+    {"tuning", 0, MB_OPT_STRING, &tuning_arg, 0, 0, NULL,
+     "FILE: load this tuning file (mpimb-report tune) into the library: Open MPI coll_tuned rules or MPICH "
+     "selection JSON"},
     {0},
 };
 
@@ -62,6 +67,14 @@ static const char *validate(void)
         if (timing) return "--algorithms measures with --timing osu (each call timed alone)";
         if (strchr(root_arg, ',')) return "--algorithms takes one --root";
         coll_algs_prepare_env(); /* before MPI_Init */
+    }
+    if (tuning_arg) {
+        const char *why = coll_tuning_use(tuning_arg);
+        if (why) return why;
+        const char *base = strrchr(tuning_arg, '/');
+        snprintf(coll_tuning_name, sizeof coll_tuning_name, "%s", base ? base + 1 : tuning_arg);
+        for (char *c = coll_tuning_name; *c; c++)
+            if (*c == ';' || *c == '=' || *c == ',' || *c == '"') *c = '_';
     }
     nroots = 0;
     for (const char *p = root_arg; p;) {
@@ -333,6 +346,7 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
     mb_row_init(&row, t->name, op->method);
     snprintf(row.comm, sizeof row.comm, "%s", c->name);
     mb_param_opt(run, &row, "timing");
+    if (tuning_arg) mb_param(&row, "tuning", "%s", coll_tuning_name);
     if (rt) mb_param(&row, "root", "%s", rt->param); /* --root same and --root 0 measure the same thing */
     if (op->flags & COLL_SEGMENTED) mb_param_opt(run, &row, "segment");
     if (op->smul == MUL_M) mb_param_opt(run, &row, "messages");
