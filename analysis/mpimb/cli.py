@@ -255,10 +255,18 @@ def cmd_profile(a: argparse.Namespace) -> int:
 def cmd_tune(a: argparse.Namespace) -> int:
     """The library's tuning file from `collectives --algorithms` results (mpimb.tune): one line and
     exit 1 for input that cannot give one, and then no file."""
-    from .tune import TuneError, tune
+    from .tune import TuneError, check, tune
 
+    if (a.output is None) == (not a.check):
+        sys.stderr.write(f"{PROG}: tune needs -o FILE (write the tuning file) or --check (default against tuned), "
+                         "one of them\n")
+        return 2
     try:
         runs, _, warns = load(a.paths)
+        if a.check:
+            _warn(warns)
+            sys.stdout.write(check(runs))
+            return 0
         df, dup = prepared(runs)
         _warn(warns + dup)
         text, files = tune(runs, df, Path(a.output))
@@ -345,7 +353,9 @@ def parser() -> argparse.ArgumentParser:
     tu = sub.add_parser("tune", help="the MPI library's tuning file (Open MPI coll_tuned rules + mca-params.conf "
                         "lines, or MPICH's selection JSON) from `collectives --algorithms` results")
     tu.add_argument("paths", nargs="+", metavar="PATH")
-    tu.add_argument("-o", "--output", required=True, metavar="FILE")
+    tu.add_argument("-o", "--output", metavar="FILE", help="the tuning file to write")
+    tu.add_argument("--check", action="store_true", help="instead: the library's own choice without and with the "
+                    "file, from the launches of scripts/coll-tune-check (table and findings)")
     tu.set_defaults(fn=cmd_tune)
     return p
 

@@ -37,9 +37,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .judge import tail, verdict
-from .keys import param_values
-from .load import Run
+from .judge import Finding, paired_verdict, plain, tail, verdict
+from .keys import param_values, without_param
+from .load import Run, frame, groups
+from .paired import MIN_ROUNDS, Paired, paired_ratio
 from .render import Table, fmt, fmt_bytes
 
 # Open MPI's collective IDs in the rules file (coll_base_functions.h, COLLTYPE_T)
@@ -256,3 +257,103 @@ def tune(runs: list[Run], df: pd.DataFrame, out: Path) -> tuple[str, list[Path]]
     for p, text in files:
         _write(p, text)
     return summary(cs, lib).render("text"), [p for p, _ in files]
+
+
+# ---------------------------------------------------------------- the loop closed: default against tuned
+
+@dataclass
+class Tuned:
+    """One (collective, size, communicator): the library's own choice without and with the tuning file."""
+
+    test: str
+    size: str  # "1K", "-" (barrier)
+    comm: str
+    file: str
+    default_s: float
+    tuned_s: float
+    user: str  # the fastest user-level method without the file ("" where none)
+    user_s: float
+    paired: Paired
+    verdict: str  # judge.paired_verdict
+
+    def said(self) -> str:
+        return f"{self.test}{'' if self.size == '-' else ' ' + self.size} {self.paired.ratio:.2f}× {self.paired.interval()}"
+
+
+def tuned_against_default(d: pd.DataFrame) -> list[Tuned]:
+    """Per (collective, size, communicator, settings): the library's own choice without a tuning file
+    against with one (rows with params tuning=FILE, collectives --tuning), from launches alternated by
+    scripts/coll-tune-check: the k-th launch without the file paired with the k-th with it (by start
+    time), so the ratio is the median of per-launch ratios with its 95 % interval (mpimb.paired); and
+    the best user-level algorithm (any other method) of the launches without the file.  Empty where d
+    has no tuned rows."""
+    keep = d["program"] == "collectives"
+    for col in ("na", "failed"):  # the findings' frame has neither left
+        if col in d:
+            keep &= ~d[col].astype(bool)
+    c = d[keep]
+    tuning = param_values(c["params"], "tuning")
+    if not (tuning != "").any():
+        return []
+    c = c.assign(tuning=tuning, base=without_param(c["params"], "tuning"))
+    out = []
+    for (test, b, comm, _, _), g in groups(c, ["test", "bytes", "comm", "nprocs", "base"], dropna=False):
+        lib = g[g["method"] == "library"].sort_values("start_utc", kind="stable")
+        dflt, tuned = lib[lib["tuning"] == ""], lib[lib["tuning"] != ""]
+        if dflt.empty or tuned.empty:
+            continue
+        k = min(len(dflt), len(tuned))
+        p = paired_ratio(tuned["time_median_s"].to_numpy(float)[:k], dflt["time_median_s"].to_numpy(float)[:k])
+        users = g[(g["method"] != "library") & (g["tuning"] == "")].groupby("method")["time_median_s"].median()
+        size = "-" if pd.isna(b) else fmt_bytes(float(b))
+        out.append(Tuned(str(test), size, str(comm), str(tuned["tuning"].iloc[0]),
+                         float(dflt["time_median_s"].median()), float(tuned["time_median_s"].median()),
+                         str(users.idxmin()) if len(users) else "", float(users.min()) if len(users) else np.nan,
+                         p, paired_verdict(p)))
+    return out
+
+
+def tuned_tables(t: list[Tuned], ctx: str) -> list[Table]:
+    if not t:
+        return []
+    rows = [[f"{r.test} · {r.size} · {r.comm}", fmt(r.default_s * 1e6), fmt(r.tuned_s * 1e6),
+             f"{r.user} {fmt(r.user_s * 1e6)}" if r.user else "-", f"{r.paired.ratio:.3f} {r.paired.interval()}",
+             r.paired.verdict("launch pairs")] for r in t]
+    note = ("tuned / default: the median of per-launch ratios (launches alternated by scripts/coll-tune-check) and "
+            "its 95 % interval; best user-level: the fastest other method, without the file.")
+    return [Table(f"collectives: the library's own choice without and with the tuning file {t[0].file}, time per "
+                  f"call in µs — {ctx}", ["collective · bytes · comm", "default", "tuned", "best user-level",
+                                           "tuned / default [95 %]", "verdict"], rows, [], [note])]
+
+
+def tuned_findings(t: list[Tuned], where: str) -> list[str]:
+    """Where tuning gained, and whether it lost anywhere beyond the noise (judge.paired_verdict)."""
+    if not t:
+        return []
+    gained = [r.said() for r in t if r.verdict == "called" and r.paired.ratio < 1]
+    lost = [r.said() for r in t if r.verdict == "called" and r.paired.ratio > 1]
+    judged = sum(r.verdict != "few" for r in t)
+    n = min(r.paired.n for r in t)
+    head = f"Tuning file {t[0].file}{where} (tuned / default, paired over {n} launch pairs)"
+    if not judged:
+        return [f"{head}: not judged ({n} launch pairs; {MIN_ROUNDS} are needed)."]
+    g = f"gained outside the noise at {', '.join(gained)}" if gained else "gained nowhere outside the noise"
+    lo = f"lost outside the noise at {', '.join(lost)}" if lost else "lost nowhere beyond the noise"
+    return [f"{head}: {g}; {lo} ({judged} of {len(t)} sizes judged)."]
+
+
+def check(runs: list[Run]) -> str:
+    """`mpimb-report tune --check DIR`: scripts/coll-tune-check's launches, per machine (label · library),
+    the table and the findings.  Every launch is kept (the repeated-runs rule of the other commands keeps
+    the newest run only, which would leave one launch pair)."""
+    df = frame(runs)
+    out = []
+    found: list[Finding] = []
+    for (label, lib), m in groups(df, ["label", "library"]):
+        t = tuned_against_default(m)
+        machine = f"{label} · {lib}"
+        out += [x.render("text") for x in tuned_tables(t, machine)]
+        found += [Finding(machine, "collectives", s, bool(m["oversubscribed"].any())) for s in tuned_findings(t, "")]
+    if not found:
+        raise TuneError("no pair of launches without and with --tuning here (scripts/coll-tune-check writes them)")
+    return "\n".join(out) + "\n" + plain(found)
