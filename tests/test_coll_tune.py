@@ -11,13 +11,13 @@ forced algorithm's, and no other size's."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import ROOT, bindir, check_bad_input, launcher, run_mpi
-
 from mpimb import tune as T
 
 COLLS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "barrier")
@@ -102,7 +102,7 @@ def probes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def signatures(lib: str, exe: Path, env: dict[str, str]) -> dict[str, str]:
     """Per size: each rank's calls/elements of the user-defined sum."""
-    import os
+
     p = subprocess.run([*launcher(lib, 4), str(exe), *PROBE_SIZES], capture_output=True, text=True, timeout=120,
                        env={**os.environ, **env}, check=False)
     assert p.returncode == 0, p.stderr
@@ -171,3 +171,50 @@ def test_algorithms_option_bad_input(tmp_path: Path) -> None:
             continue
         check_bad_input("collectives", ["--algorithms", "no_such_algorithm", "--tests", "bcast"],
                         "has no algorithm 'no_such_algorithm'", tmp_path, ranks=1, libs=(lib,))
+
+
+def test_tuning_option_bad_input(tmp_path: Path) -> None:
+    """A file for the other library, a truncated one: one line, exit 2, before MPI starts."""
+    d = tmp_path / "files"
+    d.mkdir()
+    (d / "sel.json").write_text('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}\n')
+    (d / "cut.json").write_text('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bc')
+    (d / "rules.conf").write_text("1\n7\n1\n4\n1\n0 6 0 0\n")
+    (d / "cut.conf").write_text("1\n7\n1\n4\n2\n0 6 0 0\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    for f, words, lib in (("sel.json", "not Open MPI's coll_tuned rules", "openmpi"),
+                          ("cut.conf", "truncated or malformed", "openmpi"),
+                          ("rules.conf", "not MPICH's selection format", "mpich"),
+                          ("cut.json", "truncated or malformed", "mpich")):
+        check_bad_input("collectives", ["--tuning", str(d / f)], words, run, libs=(lib,))
+
+
+def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:
+    """scripts/coll-tune-check: launches without and with the written file, and tune --check's table and
+    findings over them (one round: not judged, which the sentence says)."""
+    lib, r = measured
+    if lib != "openmpi":
+        pytest.skip("MPICH busy-polls: one library is enough for the script")
+    rules = tmp_path / "rules.conf"
+    report = str(ROOT / ".venv/bin/mpimb-report")
+    subprocess.run([report, "tune", str(r.csv_path), "-o", str(rules)], check=True,  # type: ignore[attr-defined]
+                   capture_output=True)
+    out = tmp_path / "loop"
+    p = subprocess.run([str(ROOT / "scripts/coll-tune-check"), "--tuning", str(rules), "--rounds", "1", "-o", str(out),
+                        "--", "--tests", "allreduce", "--quick", "-m", "8:16"],
+                       capture_output=True, text=True, timeout=300, check=False)
+    assert p.returncode == 0, p.stderr
+    assert sorted(x.name for x in out.glob("*.csv")) == ["default-1.csv", "tuned-1.csv"]
+    tuned = (out / "tuned-1.csv").read_text()
+    assert f"tuning={rules.name}" in tuned and "tuning=" not in (out / "default-1.csv").read_text()
+    assert "tuned / default [95 %]" in p.stdout and "best user-level" in p.stdout
+    assert f"Tuning file {rules.name}" in p.stdout and "not judged (1 launch pairs" in p.stdout
+    # mpimb-report says the same as the script's stdout (one judgement)
+    q = subprocess.run([report, "tune", "--check", str(out)], capture_output=True, text=True, check=True)
+    assert q.stdout in p.stdout
+    # results without a tuned launch: one line, exit 1
+    (out / "tuned-1.csv").unlink()
+    (out / "tuned-1.json").unlink()
+    q = subprocess.run([report, "tune", "--check", str(out)], capture_output=True, text=True, check=False)
+    assert q.returncode == 1 and len(q.stderr.splitlines()) == 1, q.stderr
