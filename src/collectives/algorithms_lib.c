@@ -258,7 +258,8 @@ static void meta(struct mb_run *run)
         if (!selected[c] || why_none[c]) continue;
         const struct coll_algs *a = &algs[c];
         len += (size_t)snprintf(m + len, cap - len, "%s\"%s\": {\"variable\": \"%s\", \"default\": \"%s\", "
-                                "\"algorithms\": {", first ? "" : ", ", a->coll, a->var, a->names[0]);
+                                "\"at_start\": %d, \"algorithms\": {", first ? "" : ", ", a->coll, a->var, a->names[0],
+                                a->initial);
         for (int i = 0; i < a->n && len < cap - 128; i++)
             len += (size_t)snprintf(m + len, cap - len, "%s\"%s\": %d", i ? ", " : "", a->names[i], a->values[i]);
         len += (size_t)snprintf(m + len, cap - len, "}}");
