@@ -120,11 +120,16 @@ void coll_report(const struct mb_run *run, const struct coll_report *info);
  * control variable lists them (names and values; values[0] is the
  * library's own choice: "auto" / "ignore"). */
 enum { COLL_ALGS_MAX = 32 };
+#ifdef MB_SIMULATED
+typedef void *coll_cvar_handle; /* SMPI has no MPI_T control variables */
+#else
+typedef MPI_T_cvar_handle coll_cvar_handle;
+#endif
 struct coll_algs {
     char coll[32];     /* "bcast" */
     char var[96];      /* the control variable: MPIR_CVAR_BCAST_INTRA_ALGORITHM, coll_tuned_bcast_algorithm */
     int index, open, initial;
-    MPI_T_cvar_handle handle;
+    coll_cvar_handle handle;
     int n;
     char names[COLL_ALGS_MAX][48];
     int values[COLL_ALGS_MAX];
