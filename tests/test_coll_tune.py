@@ -143,6 +143,10 @@ def test_the_library_reads_the_written_file(measured: tuple[str, object], probes
     assert forced[CHANGED] != base[CHANGED], "the probe cannot tell the two algorithms apart"
     assert tuned[CHANGED] == forced[CHANGED]
     assert {s: tuned[s] for s in PROBE_SIZES if s != CHANGED} == {s: base[s] for s in PROBE_SIZES if s != CHANGED}
+    if lib == "openmpi":  # 4.1 says nothing of a file it cannot parse: it ignores it, which the probe sees
+        cut = tmp_path / "cut"
+        cut.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+        assert signatures(lib, exe, file_env(lib, cut)) == base
 
 
 def test_tune_bad_input(measured: tuple[str, object], tmp_path: Path) -> None:
