@@ -240,3 +240,29 @@ def test_mpich_names_map_to_values(measured: tuple[str, object], tmp_path: Path)
         got = run.meta()["library_algorithms"]["collectives"]
         for c in got.values():
             assert c["at_start"] == c["algorithms"][e[c["variable"]]], (c["variable"], e[c["variable"]], c)
+
+
+PERSISTENT = "barrier-persistent,bcast-persistent,reduce-persistent,allreduce-persistent,allgather-persistent," \
+             "alltoall-persistent"
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_persistent_collectives(lib: str, tmp_path: Path) -> None:
+    """MPI-4 persistent collectives beside the blocking and nonblocking forms (MPICH: MPI_<Coll>_init;
+    Open MPI 4.1: MPIX_ of its pcollreq extension), verified; a root that rotates cannot be bound: n/a."""
+    r = run_mpi(lib, 2, "collectives", "--tests", PERSISTENT, "--quick", "--verify", "-m", "8:16", "--root",
+                "same", out=tmp_path / "p.csv", env={"MPIMB_REPORT": "none"})
+    rows = r.rows()
+    assert {x["test"] for x in rows} == set(COLLS) and {x["method"] for x in rows} == {"persistent"}
+    bug = lib == "mpich" and "4.0.2" in r.meta()["mpi"]["library_version"]
+    for x in rows:
+        want = "" if x["test"] == "barrier" else "no" if bug and x["test"] == "allgather" else "yes"
+        # MPICH 4.0.2's MPI_Allgather_init returns wrong blocks from its second start on (reproduced
+        # without the suite, docs/collectives.md): the verification catches it and the run exits 1
+        assert x["verified"] == want, x
+    assert r.returncode == (1 if bug else 0), r.stderr
+    assert "persistent" in r.stdout
+    q = run_mpi(lib, 2, "collectives", "--tests", "bcast-persistent", "--quick", "-m", "8:8", "--root", "rotate",
+                out=tmp_path / "q.csv", env={"MPIMB_REPORT": "none"})
+    assert q.returncode == 0, q.stderr
+    assert q.rows()[0]["stop_reason"] == "n/a: a persistent request binds its root: --root rotate cannot be measured"

@@ -304,7 +304,8 @@ def tuned_against_default(d: pd.DataFrame) -> list[Tuned]:
             continue
         k = min(len(dflt), len(tuned))
         p = paired_ratio(tuned["time_median_s"].to_numpy(float)[:k], dflt["time_median_s"].to_numpy(float)[:k])
-        users = g[(g["method"] != "library") & (g["tuning"] == "")].groupby("method")["time_median_s"].median()
+        own = g["method"].isin(["library", "persistent"])  # the library's own forms are not user-level algorithms
+        users = g[~own & (g["tuning"] == "")].groupby("method")["time_median_s"].median()
         size = "-" if pd.isna(b) else fmt_bytes(float(b))
         out.append(Tuned(str(test), size, str(comm), str(tuned["tuning"].iloc[0]),
                          float(dflt["time_median_s"].median()), float(tuned["time_median_s"].median()),

@@ -53,6 +53,7 @@ struct coll_state {
      * every node rank's segment in it (node rank 0's holds the shared areas). */
     MPI_Win win;
     char **shm;
+    MPI_Request preq; /* persistent.c: the persistent collective's request */
 };
 
 struct coll_op {
@@ -78,6 +79,7 @@ int coll_next_root(const struct coll_state *s);
 extern const struct coll_op coll_library[];    /* library.c, ends with {0} */
 extern const struct coll_op coll_algorithms[]; /* algorithms.c: bcast algorithms then the series, ends with {0} */
 extern const struct coll_op coll_twolevel[];   /* twolevel.c: node-aware bcast, reduce, allreduce, ends with {0} */
+extern const struct coll_op coll_persistent[]; /* persistent.c: MPI-4 persistent forms (method "persistent"), ends with {0} */
 
 /* Verification (library.c), shared by every method of a collective.
  * Broadcast: the root's pattern over all of sbuf, every other rank's sbuf
@@ -87,6 +89,10 @@ int coll_bcast_check(struct coll_state *s, long it, char *msg, size_t len);
 void coll_reduce_fill(struct coll_state *s, long it);
 int coll_reduce_check(struct coll_state *s, long it, char *msg, size_t len);
 int coll_allreduce_check(struct coll_state *s, long it, char *msg, size_t len);
+void coll_gather_fill(struct coll_state *s, long it);
+void coll_alltoall_fill(struct coll_state *s, long it);
+int coll_allgather_check(struct coll_state *s, long it, char *msg, size_t len);
+int coll_alltoall_check(struct coll_state *s, long it, char *msg, size_t len);
 
 /* comms.c: the communicators of --comms, each with its node map. */
 enum { COMM_WORLD, COMM_DUP, COMM_SPLIT, COMM_NODE, NCOMMS };

@@ -18,7 +18,10 @@
 #define ALG_TESTS "bcast-binomial,bcast-chain,bcast-tree-pipelined,bcast-scatter-allgather,series"
 #define TWO_TESTS                                                                                                  \
     "bcast-2level,bcast-2level-shm,reduce-2level,reduce-2level-shm,allreduce-2level,allreduce-2level-shm"
-#define ALL_TESTS LIB_TESTS "," NB_TESTS "," ALG_TESTS "," TWO_TESTS
+#define PERSIST_TESTS                                                                                              \
+    "barrier-persistent,bcast-persistent,reduce-persistent,allreduce-persistent,allgather-persistent,"              \
+    "alltoall-persistent"
+#define ALL_TESTS LIB_TESTS "," NB_TESTS "," ALG_TESTS "," TWO_TESTS "," PERSIST_TESTS
 enum { NLIB = 10, MAX_ROOTS = 8 };
 
 static unsigned long sel_tests, sel_comms;
@@ -117,8 +120,9 @@ static const char *validate(void)
 
 static void list(void)
 {
-    printf("tests (--tests):\n  blocking:    %s\n  nonblocking: %s\n  algorithms:  %s\n  two-level:   %s\n",
-           LIB_TESTS, NB_TESTS, ALG_TESTS, TWO_TESTS);
+    printf("tests (--tests):\n  blocking:    %s\n  nonblocking: %s\n  algorithms:  %s\n  two-level:   %s\n"
+           "  persistent:  %s\n",
+           LIB_TESTS, NB_TESTS, ALG_TESTS, TWO_TESTS, PERSIST_TESTS);
     printf("methods (CSV): library; bcast: binomial, chain, tree-pipelined, scatter-allgather, 2level, 2level-shm; "
            "reduce, allreduce: 2level, 2level-shm; series: bcast-loop, chain\n");
     printf("comms: %s\nroot: same, rotate, N (a list)\ntiming: osu, subtract\n", COLL_COMMS);
@@ -146,7 +150,7 @@ struct test {
     unsigned long sel;   /* the --tests words that select it */
     char name[32];
 };
-static struct test tests[2 * NLIB + 16];
+static struct test tests[2 * NLIB + 32];
 static int ntests;
 
 static unsigned long word_bit(const char *w) { return 1ul << mb_choice_index(ALL_TESTS, w, strlen(w)); }
@@ -164,7 +168,7 @@ static void add_tests(const struct coll_op *ops)
             else
                 snprintf(word, sizeof word, "%s-%s", op->test, op->method);
             *t = (struct test){op, nb, word_bit(word), ""};
-            if (strstr(op->method, "2level")) t->sel |= word_bit(op->test);
+            if (strstr(op->method, "2level") || !strcmp(op->method, "persistent")) t->sel |= word_bit(op->test);
             snprintf(t->name, sizeof t->name, "%s%s", nb ? "i" : "", op->test);
         }
     }
@@ -278,6 +282,7 @@ const char *coll_setup(struct coll_state *s, const struct coll_op *op, size_t b)
     s->calls = 0;
     s->win = MPI_WIN_NULL;
     s->shm = NULL;
+    s->preq = MPI_REQUEST_NULL;
     if (b > INT_MAX) return "message size exceeds INT_MAX";
     s->sbytes = mul(op->smul, s);
     s->rbytes = mul(op->rmul, s);
@@ -448,6 +453,7 @@ int main(int argc, char **argv)
     add_tests(coll_library);
     add_tests(coll_algorithms);
     add_tests(coll_twolevel);
+    add_tests(coll_persistent);
     struct mb_run *run = mb_init(&argc, &argv, &program);
     for (int i = 0; i < nroots; i++)
         if (!roots[i].rotate && roots[i].rank >= run->nprocs)
