@@ -266,3 +266,18 @@ def test_persistent_collectives(lib: str, tmp_path: Path) -> None:
                 out=tmp_path / "q.csv", env={"MPIMB_REPORT": "none"})
     assert q.returncode == 0, q.stderr
     assert q.rows()[0]["stop_reason"] == "n/a: a persistent request binds its root: --root rotate cannot be measured"
+
+
+def test_simulated_library_has_neither(tmp_path: Path) -> None:
+    """SMPI has no MPI_T control variables and no persistent collectives: both are n/a rows saying so."""
+    if not (ROOT / "build" / "smpi" / "bin" / "collectives").exists():
+        pytest.skip("build/smpi/bin/collectives not built (make MPI=smpi)")
+    for args, reason in ((["--tests", "bcast", "--algorithms", "library"], "SimGrid SMPI chooses collective algorithms"),
+                         (["--tests", "bcast-persistent"], "SimGrid SMPI has no persistent collectives")):
+        out = tmp_path / "s.csv"
+        p = subprocess.run([str(ROOT / "scripts" / "simulate"), "collectives", "-n", "2", "--platform", "two-node",
+                            "--no-build", "--", *args, "--quick", "-m", "8:8", "-o", str(out)],
+                           capture_output=True, text=True, timeout=120, env={**os.environ, "MPIMB_REPORT": "none"},
+                           check=False)
+        assert p.returncode == 0, p.stderr
+        assert reason in out.read_text()
