@@ -124,7 +124,8 @@ static void list(void)
            "  persistent:  %s\n",
            LIB_TESTS, NB_TESTS, ALG_TESTS, TWO_TESTS, PERSIST_TESTS);
     printf("methods (CSV): library; bcast: binomial, chain, tree-pipelined, scatter-allgather, 2level, 2level-shm; "
-           "reduce, allreduce: 2level, 2level-shm; series: bcast-loop, chain\n");
+           "reduce, allreduce: 2level, 2level-shm; series: bcast-loop, chain; persistent (the MPI-4 form of "
+           "barrier, bcast, reduce, allreduce, allgather, alltoall)\n");
     printf("comms: %s\nroot: same, rotate, N (a list)\ntiming: osu, subtract\n", COLL_COMMS);
 }
 
