@@ -270,6 +270,37 @@ def cmd_timeline(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tune(a: argparse.Namespace) -> int:
+    """The library's tuning file from `collectives --algorithms` results (mpimb.tune): one line and
+    exit 1 for input that cannot give one, and then no file."""
+    from .tune import TuneError, check, tune
+
+    if (a.output is None) == (not a.check):
+        sys.stderr.write(f"{PROG}: tune needs -o FILE (write the tuning file) or --check (default against tuned), "
+                         "one of them\n")
+        return 2
+    try:
+        runs, _, warns = load(a.paths)
+        if a.check:
+            _warn(warns)
+            sys.stdout.write(check(runs))
+            return 0
+        df, dup = prepared(runs)
+        _warn(warns + dup)
+        text, files = tune(runs, df, Path(a.output))
+    except InputError as e:
+        probs = e.problems
+        more = f" (and {len(probs) - 1} more problem(s): mpimb-report validate)" if len(probs) > 1 else ""
+        sys.stderr.write(f"{PROG}: {probs[0]}{more}\n")
+        return 1
+    except TuneError as e:
+        sys.stderr.write(f"{PROG}: tune: {e}\n")
+        return 1
+    sys.stdout.write(text)
+    print("wrote " + ", ".join(str(f) for f in files))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Tables, plots and comparison reports from mpimb results "
                 "(CSV + JSON files or directories of them).")
@@ -344,6 +375,13 @@ def parser() -> argparse.ArgumentParser:
     tl.add_argument("--ranks", metavar="FIRST:LAST", help="the ranks drawn (default: the first 64)")
     tl.add_argument("--time", metavar="FROM:TO", help="the time window drawn, µs since the first call (default: all)")
     tl.set_defaults(fn=cmd_timeline)
+    tu = sub.add_parser("tune", help="the MPI library's tuning file (Open MPI coll_tuned rules + mca-params.conf "
+                        "lines, or MPICH's selection JSON) from `collectives --algorithms` results")
+    tu.add_argument("paths", nargs="+", metavar="PATH")
+    tu.add_argument("-o", "--output", metavar="FILE", help="the tuning file to write")
+    tu.add_argument("--check", action="store_true", help="instead: the library's own choice without and with the "
+                    "file, from the launches of scripts/coll-tune-check (table and findings)")
+    tu.set_defaults(fn=cmd_tune)
     return p
 
 

@@ -88,15 +88,21 @@ def paired(a: pd.Series, b: pd.Series) -> Paired | None:
     return paired_ratio(np.asarray(ra, float), np.asarray(rb, float))
 
 
+def paired_verdict(p: Paired) -> str:
+    """'called', 'noise' or 'few' for a paired ratio (rounds of one group, or launches alternated by a
+    script): called where its interval lies outside [1 - MARGIN, 1 + MARGIN]."""
+    if not p.judged:
+        return "few"
+    return "called" if p.lo > 1 + MARGIN or p.hi < 1 - MARGIN else "noise"
+
+
 def verdict(a: pd.Series, b: pd.Series) -> str:
     """'called', 'noise', 'few' (too few repetitions) or 'unjudged' (no CI) for two rows: the paired
     per-round ratio where they were measured in one group (outside [1 - MARGIN, 1 + MARGIN] to be
     called), otherwise whether their own 95 % CIs overlap."""
     p = paired(a, b)
     if p is not None:
-        if not p.judged:
-            return "few"
-        return "called" if p.lo > 1 + MARGIN or p.hi < 1 - MARGIN else "noise"
+        return paired_verdict(p)
     n = reps(a, b)
     if n < MIN_REPS:
         return "few"

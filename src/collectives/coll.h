@@ -53,6 +53,7 @@ struct coll_state {
      * every node rank's segment in it (node rank 0's holds the shared areas). */
     MPI_Win win;
     char **shm;
+    MPI_Request preq; /* persistent.c: the persistent collective's request */
 };
 
 struct coll_op {
@@ -78,6 +79,7 @@ int coll_next_root(const struct coll_state *s);
 extern const struct coll_op coll_library[];    /* library.c, ends with {0} */
 extern const struct coll_op coll_algorithms[]; /* algorithms.c: bcast algorithms then the series, ends with {0} */
 extern const struct coll_op coll_twolevel[];   /* twolevel.c: node-aware bcast, reduce, allreduce, ends with {0} */
+extern const struct coll_op coll_persistent[]; /* persistent.c: MPI-4 persistent forms (method "persistent"), ends with {0} */
 
 /* Verification (library.c), shared by every method of a collective.
  * Broadcast: the root's pattern over all of sbuf, every other rank's sbuf
@@ -87,6 +89,10 @@ int coll_bcast_check(struct coll_state *s, long it, char *msg, size_t len);
 void coll_reduce_fill(struct coll_state *s, long it);
 int coll_reduce_check(struct coll_state *s, long it, char *msg, size_t len);
 int coll_allreduce_check(struct coll_state *s, long it, char *msg, size_t len);
+void coll_gather_fill(struct coll_state *s, long it);
+void coll_alltoall_fill(struct coll_state *s, long it);
+int coll_allgather_check(struct coll_state *s, long it, char *msg, size_t len);
+int coll_alltoall_check(struct coll_state *s, long it, char *msg, size_t len);
 
 /* comms.c: the communicators of --comms, each with its node map. */
 enum { COMM_WORLD, COMM_DUP, COMM_SPLIT, COMM_NODE, NCOMMS };
@@ -115,4 +121,66 @@ struct coll_report {
     int nroots;
 };
 void coll_report(const struct mb_run *run, const struct coll_report *info);
+
+/* mpit.c: the library's own algorithms of a collective, as its MPI_T
+ * control variable lists them (names and values; values[0] is the
+ * library's own choice: "auto" / "ignore"). */
+enum { COLL_ALGS_MAX = 32 };
+#ifdef MB_SIMULATED
+typedef void *coll_cvar_handle; /* SMPI has no MPI_T control variables */
+#else
+typedef MPI_T_cvar_handle coll_cvar_handle;
+#endif
+struct coll_algs {
+    char coll[32];     /* "bcast" */
+    char var[96];      /* the control variable: MPIR_CVAR_BCAST_INTRA_ALGORITHM, coll_tuned_bcast_algorithm */
+    int index, open, initial;
+    coll_cvar_handle handle;
+    int n;
+    char names[COLL_ALGS_MAX][48];
+    int values[COLL_ALGS_MAX];
+};
+const char *coll_algs_library(void);  /* "Open MPI", "MPICH" or "" */
+int coll_algs_at_creation(void);      /* 1: a write applies to communicators created after it (Open MPI) */
+void coll_algs_prepare_env(void);     /* before MPI_Init: what the library needs to honour a write */
+/* Fills a (collective over nothing; every rank gets the same list); NULL or why there is none. */
+const char *coll_algs_find(const char *coll, struct coll_algs *a);
+int coll_algs_set(const struct coll_algs *a, int value); /* an MPI error code */
+int coll_algs_lookup(const struct coll_algs *a, const char *name); /* its index, or -1 */
+void coll_algs_free(struct coll_algs *a); /* restores the variable's value at start */
+void coll_algs_end(void);
+char *coll_algs_default_selection(void); /* MPICH: its compiled-in selection JSON (malloc'd), else NULL */
+
+/* tuning.c: --tuning FILE checked for this library and set in the environment (before MPI_Init); NULL or why not. */
+const char *coll_tuning_use(const char *path);
+extern char coll_tuning_name[64]; /* main.c: the rows' tuning=<file name> ("" without --tuning) */
+
+/* main.c: one test's buffers and the OSU-style timed loop, for
+ * algorithms_lib.c.  alg (when set): the control variable written before
+ * each run, so that members of a group each run their own algorithm. */
+struct coll_kern {
+    struct coll_state *s;
+    const struct coll_op *op;
+    int nb;
+    const struct coll_algs *alg;
+    int alg_value;
+};
+const char *coll_setup(struct coll_state *s, const struct coll_op *op, size_t b);
+void coll_teardown(struct coll_state *s, const struct coll_op *op);
+int coll_one_call(struct coll_kern *k);
+double coll_osu_timed(void *state, long iters);
+void coll_kern_fill(void *state, long it);
+int coll_kern_check(void *state, long it, char *msg, size_t len);
+const char *coll_agree(const struct mb_run *run, const char *why, const char *fallback);
+double coll_agg_units(const struct mb_run *run, const struct coll_state *s, const struct coll_op *op);
+
+/* algorithms_lib.c: --algorithms, every algorithm the library lists for
+ * bcast, reduce, allreduce, allgather, alltoall and barrier, forced one at
+ * a time and measured as one group per (collective, size, communicator). */
+/* Checks the names of --algorithms (a list, or "library": all) against the
+ * library's lists; a usage error for a name no selected collective has. */
+void coll_lib_algorithms_check(struct mb_run *run, const char *arg, unsigned long tests_mask,
+                               unsigned long (*bit)(const char *));
+void coll_lib_algorithms(struct mb_run *run, const char *arg, const struct coll_comm *comms, int ncomms,
+                         const char *root_param, int root_rank);
 #endif

@@ -150,7 +150,7 @@ static int scan_check(struct coll_state *s, long it, char *msg, size_t len)
 /* ------------------------------------------------------------ gather family */
 
 /* Gather family: one send block, pattern(rank, TAG_GATHER). */
-static void gather_fill(struct coll_state *s, long it)
+void coll_gather_fill(struct coll_state *s, long it)
 {
     mb_pattern_fill_bytes(s->sbuf, s->bytes, (uint32_t)s->rank, TAG_GATHER, (uint32_t)it);
     poison(s->rbuf, s->rbytes, (uint32_t)s->rank, TAG_GATHER, (uint32_t)it);
@@ -172,7 +172,7 @@ static void blocks_fill(struct coll_state *s, long it, int only_root)
 }
 
 static void scatter_fill(struct coll_state *s, long it) { blocks_fill(s, it, 1); }
-static void alltoall_fill(struct coll_state *s, long it) { blocks_fill(s, it, 0); }
+void coll_alltoall_fill(struct coll_state *s, long it) { blocks_fill(s, it, 0); }
 
 /* Receive block i came from rank i (gather family) with tag t. */
 static int gathered_check(struct coll_state *s, long it, uint32_t tag, char *msg, size_t len)
@@ -199,7 +199,7 @@ static int allgather(struct coll_state *s, MPI_Request *r)
              : MPI_Allgather(s->sbuf, I(s->bytes), B, s->rbuf, I(s->bytes), B, s->comm);
 }
 
-static int allgather_check(struct coll_state *s, long it, char *msg, size_t len)
+int coll_allgather_check(struct coll_state *s, long it, char *msg, size_t len)
 {
     return gathered_check(s, it, TAG_GATHER, msg, len);
 }
@@ -221,7 +221,7 @@ static int alltoall(struct coll_state *s, MPI_Request *r)
              : MPI_Alltoall(s->sbuf, I(s->bytes), B, s->rbuf, I(s->bytes), B, s->comm);
 }
 
-static int alltoall_check(struct coll_state *s, long it, char *msg, size_t len)
+int coll_alltoall_check(struct coll_state *s, long it, char *msg, size_t len)
 {
     return gathered_check(s, it, (uint32_t)s->rank, msg, len);
 }
@@ -236,10 +236,10 @@ const struct coll_op coll_library[] = {
      AGG_P1, NULL, NULL},
     {"allreduce", "library", NB | COLL_DOUBLES, MUL_1, MUL_1, allreduce, coll_reduce_fill, coll_allreduce_check,
      AGG_2P1, NULL, NULL},
-    {"gather", "library", NB | COLL_ROOTED, MUL_1, MUL_P, gather, gather_fill, gather_check, AGG_P1, NULL, NULL},
+    {"gather", "library", NB | COLL_ROOTED, MUL_1, MUL_P, gather, coll_gather_fill, gather_check, AGG_P1, NULL, NULL},
     {"scatter", "library", NB | COLL_ROOTED, MUL_P, MUL_1, scatter, scatter_fill, scatter_check, AGG_P1, NULL, NULL},
-    {"allgather", "library", NB, MUL_1, MUL_P, allgather, gather_fill, allgather_check, AGG_PP1, NULL, NULL},
-    {"alltoall", "library", NB, MUL_P, MUL_P, alltoall, alltoall_fill, alltoall_check, AGG_PP1, NULL, NULL},
+    {"allgather", "library", NB, MUL_1, MUL_P, allgather, coll_gather_fill, coll_allgather_check, AGG_PP1, NULL, NULL},
+    {"alltoall", "library", NB, MUL_P, MUL_P, alltoall, coll_alltoall_fill, coll_alltoall_check, AGG_PP1, NULL, NULL},
     {"reduce_scatter_block", "library", NB | COLL_DOUBLES, MUL_P, MUL_1, reduce_scatter_block, coll_reduce_fill,
      reduce_scatter_block_check, AGG_PP1, NULL, NULL},
     {"scan", "library", NB | COLL_DOUBLES, MUL_1, MUL_1, scan, coll_reduce_fill, scan_check, AGG_P1, NULL, NULL},

@@ -18,7 +18,10 @@
 #define ALG_TESTS "bcast-binomial,bcast-chain,bcast-tree-pipelined,bcast-scatter-allgather,series"
 #define TWO_TESTS                                                                                                  \
     "bcast-2level,bcast-2level-shm,reduce-2level,reduce-2level-shm,allreduce-2level,allreduce-2level-shm"
-#define ALL_TESTS LIB_TESTS "," NB_TESTS "," ALG_TESTS "," TWO_TESTS
+#define PERSIST_TESTS                                                                                              \
+    "barrier-persistent,bcast-persistent,reduce-persistent,allreduce-persistent,allgather-persistent,"              \
+    "alltoall-persistent"
+#define ALL_TESTS LIB_TESTS "," NB_TESTS "," ALG_TESTS "," TWO_TESTS "," PERSIST_TESTS
 enum { NLIB = 10, MAX_ROOTS = 8 };
 
 static unsigned long sel_tests, sel_comms;
@@ -26,6 +29,9 @@ static const char *root_arg = "same";
 static int timing = 0; /* 0 osu, 1 subtract */
 static size_t segment = 8192;
 static long messages = 8;
+static const char *alg_arg; /* --algorithms */
+static const char *tuning_arg; /* --tuning */
+char coll_tuning_name[64];      /* the rows' tuning parameter: the file's name ("" without --tuning) */
 
 /* --root: a list of same | rotate | N, each a set of rows of the rooted tests */
 struct root {
@@ -47,12 +53,32 @@ static const struct mb_option options[] = {
     {"segment", 0, MB_OPT_SIZE, &segment, 1, 1ll << 30, NULL,
      "segment size of the pipelined chain and tree broadcasts (8K)"},
     {"messages", 0, MB_OPT_INT, &messages, 1, 65536, NULL, "series test: number m of successive messages (8)"},
+    {"algorithms", 0, MB_OPT_STRING, &alg_arg, 0, 0, NULL,
+     "library: instead of the tests, every algorithm the MPI library lists (MPI_T) for bcast, reduce, allreduce, "
+     "allgather, alltoall, barrier, forced in turn; or a list of the library's algorithm names"},
+    {"tuning", 0, MB_OPT_STRING, &tuning_arg, 0, 0, NULL,
+     "FILE: load this tuning file (mpimb-report tune) into the library: Open MPI coll_tuned rules or MPICH "
+     "selection JSON"},
     {0},
 };
 
 static const char *validate(void)
 {
     static char msg[200];
+    if (alg_arg) {
+        if (!*alg_arg) return "--algorithms needs 'library' or a list of the library's algorithm names";
+        if (timing) return "--algorithms measures with --timing osu (each call timed alone)";
+        if (strchr(root_arg, ',')) return "--algorithms takes one --root";
+        coll_algs_prepare_env(); /* before MPI_Init */
+    }
+    if (tuning_arg) {
+        const char *why = coll_tuning_use(tuning_arg);
+        if (why) return why;
+        const char *base = strrchr(tuning_arg, '/');
+        snprintf(coll_tuning_name, sizeof coll_tuning_name, "%s", base ? base + 1 : tuning_arg);
+        for (char *c = coll_tuning_name; *c; c++)
+            if (*c == ';' || *c == '=' || *c == ',' || *c == '"') *c = '_';
+    }
     nroots = 0;
     for (const char *p = root_arg; p;) {
         const char *c = strchr(p, ',');
@@ -94,10 +120,12 @@ static const char *validate(void)
 
 static void list(void)
 {
-    printf("tests (--tests):\n  blocking:    %s\n  nonblocking: %s\n  algorithms:  %s\n  two-level:   %s\n",
-           LIB_TESTS, NB_TESTS, ALG_TESTS, TWO_TESTS);
+    printf("tests (--tests):\n  blocking:    %s\n  nonblocking: %s\n  algorithms:  %s\n  two-level:   %s\n"
+           "  persistent:  %s\n",
+           LIB_TESTS, NB_TESTS, ALG_TESTS, TWO_TESTS, PERSIST_TESTS);
     printf("methods (CSV): library; bcast: binomial, chain, tree-pipelined, scatter-allgather, 2level, 2level-shm; "
-           "reduce, allreduce: 2level, 2level-shm; series: bcast-loop, chain\n");
+           "reduce, allreduce: 2level, 2level-shm; series: bcast-loop, chain; persistent (the MPI-4 form of "
+           "barrier, bcast, reduce, allreduce, allgather, alltoall)\n");
     printf("comms: %s\nroot: same, rotate, N (a list)\ntiming: osu, subtract\n", COLL_COMMS);
 }
 
@@ -123,7 +151,7 @@ struct test {
     unsigned long sel;   /* the --tests words that select it */
     char name[32];
 };
-static struct test tests[2 * NLIB + 16];
+static struct test tests[2 * NLIB + 32];
 static int ntests;
 
 static unsigned long word_bit(const char *w) { return 1ul << mb_choice_index(ALL_TESTS, w, strlen(w)); }
@@ -157,33 +185,36 @@ static int applies(const struct test *t, size_t b, size_t first)
 
 /* ------------------------------------------------------------ kernels */
 
-struct kern {
-    struct coll_state *s;
-    const struct test *t;
-};
-
-static int one_call(struct kern *k)
+int coll_one_call(struct coll_kern *k)
 {
     struct coll_state *s = k->s;
     s->root = coll_next_root(s);
     s->calls++;
-    if (!k->t->nb) return k->t->op->call(s, NULL);
+    if (!k->nb) return k->op->call(s, NULL);
     MPI_Request r = MPI_REQUEST_NULL;
-    int rc = k->t->op->call(s, &r);
+    int rc = k->op->call(s, &r);
     if (rc != MPI_SUCCESS) return rc;
     return MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
-static int is_sync(const struct kern *k) { return (k->t->op->flags & COLL_SYNC) != 0; }
+/* --algorithms: the member's algorithm, written before its calls (a group
+ * interleaves members; MPICH reads the variable at every call). */
+static void apply_alg(const struct coll_kern *k)
+{
+    if (k->alg && !coll_algs_at_creation()) coll_algs_set(k->alg, k->alg_value);
+}
+
+static int is_sync(const struct coll_kern *k) { return (k->op->flags & COLL_SYNC) != 0; }
 
 /* OSU style: each call timed alone, a barrier (untimed) between calls. */
-static double osu_timed(void *state, long iters)
+double coll_osu_timed(void *state, long iters)
 {
-    struct kern *k = state;
+    struct coll_kern *k = state;
     double t = 0;
+    apply_alg(k);
     for (long i = 0; i < iters; i++) {
         double t0 = MPI_Wtime();
-        one_call(k);
+        coll_one_call(k);
         t += MPI_Wtime() - t0;
         if (!is_sync(k)) MPI_Barrier(k->s->comm);
     }
@@ -194,29 +225,29 @@ static double osu_timed(void *state, long iters)
  * barrier-only loop is measured beside it and its median subtracted. */
 static void with_barrier_run(void *state, long iters)
 {
-    struct kern *k = state;
+    struct coll_kern *k = state;
     for (long i = 0; i < iters; i++) {
-        one_call(k);
+        coll_one_call(k);
         if (!is_sync(k)) MPI_Barrier(k->s->comm);
     }
 }
 
 static void barrier_run(void *state, long iters)
 {
-    struct kern *k = state;
+    struct coll_kern *k = state;
     for (long i = 0; i < iters; i++) MPI_Barrier(k->s->comm);
 }
 
-static void fill(void *state, long it)
+void coll_kern_fill(void *state, long it)
 {
-    struct kern *k = state;
-    k->t->op->fill(k->s, it);
+    struct coll_kern *k = state;
+    k->op->fill(k->s, it);
 }
 
-static int check(void *state, long it, char *msg, size_t len)
+int coll_kern_check(void *state, long it, char *msg, size_t len)
 {
-    struct kern *k = state;
-    return k->t->op->check(k->s, it, msg, len);
+    struct coll_kern *k = state;
+    return k->op->check(k->s, it, msg, len);
 }
 
 /* --timing subtract: the reference the harness pairs with each repetition */
@@ -245,16 +276,17 @@ static size_t mul(enum coll_mul m, const struct coll_state *s)
 }
 
 /* Buffers and helper arrays; returns NULL or why the test is n/a. */
-static const char *setup(struct coll_state *s, const struct test *t, size_t b)
+const char *coll_setup(struct coll_state *s, const struct coll_op *op, size_t b)
 {
     s->bytes = b;
     s->count = b / 8;
     s->calls = 0;
     s->win = MPI_WIN_NULL;
     s->shm = NULL;
+    s->preq = MPI_REQUEST_NULL;
     if (b > INT_MAX) return "message size exceeds INT_MAX";
-    s->sbytes = mul(t->op->smul, s);
-    s->rbytes = mul(t->op->rmul, s);
+    s->sbytes = mul(op->smul, s);
+    s->rbytes = mul(op->rmul, s);
     s->sbuf = mb_alloc(s->sbytes);
     s->rbuf = mb_alloc(s->rbytes);
     s->tbuf = mb_alloc(b);
@@ -269,12 +301,12 @@ static const char *setup(struct coll_state *s, const struct test *t, size_t b)
         s->displs[i] = (int)lo;
         s->counts[i] = (int)(hi - lo);
     }
-    return t->op->setup ? t->op->setup(s) : NULL;
+    return op->setup ? op->setup(s) : NULL;
 }
 
-static void teardown(struct coll_state *s, const struct test *t)
+void coll_teardown(struct coll_state *s, const struct coll_op *op)
 {
-    if (t->op->cleanup) t->op->cleanup(s);
+    if (op->cleanup) op->cleanup(s);
     free(s->sbuf);
     free(s->rbuf);
     free(s->tbuf);
@@ -287,7 +319,7 @@ static void teardown(struct coll_state *s, const struct test *t)
 }
 
 /* Every rank's verdict: its own reason, else fallback if another rank has one. */
-static const char *agree(const struct mb_run *run, const char *why, const char *fallback)
+const char *coll_agree(const struct mb_run *run, const char *why, const char *fallback)
 {
     int bad = why != NULL, any;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, run->world);
@@ -296,7 +328,7 @@ static const char *agree(const struct mb_run *run, const char *why, const char *
 
 /* Bytes the whole operation moves (every instance of it: both halves of
  * split, every node of node), in units of the message size. */
-static double agg_units(const struct mb_run *run, const struct coll_state *s, const struct coll_op *op)
+double coll_agg_units(const struct mb_run *run, const struct coll_state *s, const struct coll_op *op)
 {
     double P = s->size, f = 0, total;
     switch (op->agg) {
@@ -320,6 +352,7 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
     mb_row_init(&row, t->name, op->method);
     snprintf(row.comm, sizeof row.comm, "%s", c->name);
     mb_param_opt(run, &row, "timing");
+    if (tuning_arg) mb_param(&row, "tuning", "%s", coll_tuning_name);
     if (rt) mb_param(&row, "root", "%s", rt->param); /* --root same and --root 0 measure the same thing */
     if (op->flags & COLL_SEGMENTED) mb_param_opt(run, &row, "segment");
     if (op->smul == MUL_M) mb_param_opt(run, &row, "messages");
@@ -336,30 +369,30 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
         why = err;
     }
     int ready = !why;
-    if (ready) why = setup(s, t, b);
-    why = agree(run, why, "not available on another rank");
-    struct kern k = {s, t};
+    if (ready) why = coll_setup(s, op, b);
+    why = coll_agree(run, why, "not available on another rank");
+    struct coll_kern k = {s, op, t->nb, NULL, 0};
     if (!why) {
         /* one untimed call tells whether the library supports the operation */
-        int rc = one_call(&k);
+        int rc = coll_one_call(&k);
         const char *mine = NULL;
         if (rc != MPI_SUCCESS) {
             int len = 0;
             MPI_Error_string(rc, err, &len);
             mine = err;
         }
-        why = agree(run, mine, "the MPI library returned an error");
+        why = coll_agree(run, mine, "the MPI library returned an error");
     }
     if (why) {
         mb_na(run, &row, "%s", why);
     } else {
         struct mb_kernel kk = {.state = &k, .comm = run->world, .sweep = sw};
         if (op->fill && op->check) {
-            kk.fill = fill;
-            kk.check = check;
+            kk.fill = coll_kern_fill;
+            kk.check = coll_kern_check;
         }
         if (timing == 0) {
-            kk.run_timed = osu_timed;
+            kk.run_timed = coll_osu_timed;
             mb_measure(run, &kk, &row);
         } else {
             /* (collective + barrier) - barrier, paired per repetition: the
@@ -377,10 +410,10 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
                 nref++;
             }
         }
-        double units = agg_units(run, s, op);
+        double units = coll_agg_units(run, s, op);
         if (units > 0 && row.t.median > 0) row.agg_mbps = units * (double)b / row.t.median / 1e6;
     }
-    if (ready) teardown(s, t);
+    if (ready) coll_teardown(s, op);
     mb_end(run, &row);
 }
 
@@ -421,16 +454,27 @@ int main(int argc, char **argv)
     add_tests(coll_library);
     add_tests(coll_algorithms);
     add_tests(coll_twolevel);
+    add_tests(coll_persistent);
     struct mb_run *run = mb_init(&argc, &argv, &program);
     for (int i = 0; i < nroots; i++)
         if (!roots[i].rotate && roots[i].rank >= run->nprocs)
             mb_usage_error(run, "--root %d is outside the communicator (ranks 0 to %d)", roots[i].rank,
                            run->nprocs - 1);
-    if (!sel_tests) sel_tests = ~0ul;
+    if (!sel_tests) { /* the default: everything but the persistent forms, which are measured when named */
+        sel_tests = ~0ul;
+        char w[64];
+        for (int i = 0; *mb_word(PERSIST_TESTS, i, w, sizeof w); i++) sel_tests &= ~word_bit(w);
+    }
     if (!sel_comms) sel_comms = 1ul << COMM_WORLD;
+    if (alg_arg) coll_lib_algorithms_check(run, alg_arg, sel_tests, word_bit);
 
     struct coll_comm comms[NCOMMS];
     int ncomms = coll_comms_open(run, sel_comms, comms);
+    if (alg_arg) {
+        coll_lib_algorithms(run, alg_arg, comms, ncomms, roots[0].param, roots[0].rotate ? 0 : roots[0].rank);
+        coll_comms_close(comms, ncomms);
+        return mb_finish(run);
+    }
     struct coll_state s = {.segment = segment, .messages = messages};
 
     size_t lo = run->opts.size_min, hi = run->opts.size_max;

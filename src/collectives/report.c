@@ -153,14 +153,15 @@ void coll_report(const struct mb_run *run, const struct coll_report *info)
         const char *t = coll_library[i].test;
         char nb[40];
         snprintf(nb, sizeof nb, "i%s", t);
-        struct col cols[] = {{t, "library", t, 1, 0, 0},         {nb, "library", nb, 1, 0, 0},
-                             {t, "2level", "2level", 1, 0, 0},   {t, "2level-shm", "2level-shm", 1, 0, 0},
+        struct col cols[] = {{t, "library", t, 1, 0, 0},           {nb, "library", nb, 1, 0, 0},
+                             {t, "persistent", "persistent", 1, 0, 0},
+                             {t, "2level", "2level", 1, 0, 0},     {t, "2level-shm", "2level-shm", 1, 0, 0},
                              {t, "library", "agg MB/s", 1, 0, 1}};
         int agg = coll_library[i].agg != AGG_NONE;
         snprintf(title, sizeof title, "%s: time per call in us (%s)%s%s%s%s", t, stat,
                  coll_library[i].flags & COLL_DOUBLES ? ", MPI_DOUBLE sum, bytes = 8 x count" : "",
                  agg ? "; agg MB/s = bytes " : "", agg ? t : "", agg ? " moves / time" : "");
-        rooted_tables(run, info, coll_library[i].flags & COLL_ROOTED, title, cols, agg ? 5 : 4);
+        rooted_tables(run, info, coll_library[i].flags & COLL_ROOTED, title, cols, agg ? 6 : 5);
     }
 
     struct col bc[] = {{"bcast", "library", "MPI_Bcast", 1, 1, 0},

@@ -62,7 +62,7 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
             continue
         big = s[s["bytes"] == s["bytes"].max()]
         lib = big[big["alg"] == "library"]
-        users = big[big["alg"] != "library"].sort_values("time_median_s")
+        users = big[~big["alg"].isin(["library", "persistent"])].sort_values("time_median_s")  # the library's own forms
         if len(lib) and len(users):
             a, u = lib.iloc[0], users.iloc[0]
             tag = f" [{var[0]}]" if var[0] else ""
