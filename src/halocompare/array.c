@@ -300,3 +300,32 @@ int halo_array_check(struct halo *h, long it, char *msg, size_t len)
             }
     return 0;
 }
+
+/* --tests pack: every region of the stencil packed into its buffer and
+ * unpacked into the ghost cells once (copy loops or MPI_Pack/MPI_Unpack), or
+ * (memcpy) the same bytes copied contiguously into the buffer and back. */
+void halo_array_pack_only(struct halo_array *a, int how, MPI_Comm comm)
+{
+    for (int d = 0; d < a->nnbr; d++) {
+        int pos = 0;
+        size_t bytes = (size_t)a->elems[d] * sizeof(double);
+        if (how == PACK_HAND) {
+            copy_region(a, a->reg[d].s, a->reg[d].sub, a->sb[d], 0);
+            copy_region(a, a->reg[d].r, a->reg[d].sub, a->sb[d], 1);
+        } else if (how == PACK_MPI) {
+            MPI_Pack(a->a, 1, a->send[d], a->sb[d], a->packed[d], &pos, comm);
+            pos = 0;
+            MPI_Unpack(a->sb[d], a->packed[d], &pos, a->a, 1, a->recv[d], comm);
+        } else {
+            memcpy(a->sb[d], a->rb[d], bytes);
+            memcpy(a->rb[d], a->sb[d], bytes);
+        }
+    }
+}
+
+long halo_array_all(const struct halo_array *a)
+{
+    long s = 0;
+    for (int d = 0; d < a->nnbr; d++) s += a->elems[d];
+    return s;
+}

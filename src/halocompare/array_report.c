@@ -83,6 +83,53 @@ static void block(const struct mb_run *run, int periodic, const char *comm, long
     free(groups);
 }
 
+static const struct mb_row *find_pack(const struct mb_run *run, const char *method, int nnbr, long long bytes)
+{
+    for (int i = 0; i < run->nrows; i++) {
+        const struct mb_row *r = &run->rows[i];
+        if (!strcmp(r->test, "pack") && !strcmp(r->method, method) && r->neighbors == nnbr && r->bytes == bytes)
+            return r;
+    }
+    return NULL;
+}
+
+/* --tests pack: rows = stencil and face size, columns = pack, mpi-pack,
+ * memcpy (MB/s) and the two packings' share of memcpy's rate. */
+static void pack_block(const struct mb_run *run, const long long *sz, int nsz)
+{
+    static const char *const head[] = {"stencil", "face bytes", "pack", "mpi-pack", "memcpy", "pack/memcpy",
+                                       "mpi-pack/memcpy"};
+    struct mb_table t;
+    mb_table_new(&t, 7, head);
+    for (int s = 0; s < NSTENCIL; s++)
+        for (int b = 0; b < nsz; b++) {
+            const struct mb_row *r[3] = {find_pack(run, "pack", halo_stencils[s], sz[b]),
+                                         find_pack(run, "mpi-pack", halo_stencils[s], sz[b]),
+                                         find_pack(run, "memcpy", halo_stencils[s], sz[b])};
+            if (!r[2]) continue;
+            char **row = mb_table_row(&t), buf[32];
+            snprintf(buf, sizeof buf, "%d neighbours", halo_stencils[s]);
+            row[0] = strdup(buf);
+            snprintf(buf, sizeof buf, "%lld", sz[b]);
+            row[1] = strdup(buf);
+            double v[3];
+            for (int k = 0; k < 3; k++) {
+                double tm = r[k] ? mb_stat_value(&run->opts, &r[k]->t) : 0;
+                v[k] = tm > 0 ? r[k]->sent_bytes / tm / 1e6 : 0;
+                row[2 + k] = mb_cell(r[k], v[k]);
+            }
+            for (int k = 0; k < 2; k++) {
+                snprintf(buf, sizeof buf, "-");
+                if (v[k] > 0 && v[2] > 0) mb_fmt_ratio(buf, sizeof buf, v[k] / v[2]);
+                row[5 + k] = strdup(buf);
+            }
+        }
+    char title[160];
+    snprintf(title, sizeof title, "Packing on its own: every region of the stencil packed and unpacked once, MB/s (%s)",
+             mb_stat_name(run->opts.stat));
+    mb_table_done(stdout, &t, title, NULL);
+}
+
 void halo_array_report(const struct mb_run *run, const char *grid)
 {
     const char *comms[16];
@@ -100,6 +147,7 @@ void halo_array_report(const struct mb_run *run, const char *grid)
     for (int p = 0; p <= 1; p++)
         for (int c = 0; c < nc; c++)
             for (int s = 0; s < nsz; s++) block(run, p, comms[c], sz[s]);
+    pack_block(run, sz, nsz);
     printf("\nMB/s = 10^6 bytes one process sends per exchange (its faces, edges and corners) / time per exchange,\n"
            "the time being the slowest rank's; packing: datatype = subarray types in place, pack = copy loops,\n"
            "mpi-pack = MPI_Pack/MPI_Unpack, both inside the timed exchange; n/a = not available (reason in the CSV).\n");

@@ -84,6 +84,13 @@ void halo_array_bind(struct halo *h, int packing);
 void halo_array_run(struct halo *h, const struct halo_method *m, long iters);
 void halo_array_fill(struct halo *h, long it);
 int halo_array_check(struct halo *h, long it, char *msg, size_t len);
+/* --tests pack: pack and unpack every region of the stencil once (how:
+ * PACK_HAND, PACK_MPI) or memcpy the same bytes there and back (NPACK). */
+void halo_array_pack_only(struct halo_array *a, int how, MPI_Comm comm);
+long halo_array_all(const struct halo_array *a); /* doubles in every region of the stencil */
+/* pack.c: the --tests pack rows, per stencil and size (counts[] doubles per face, or extents) */
+void halo_pack_tests(struct mb_run *run, int nd, const int *nbrs, int nnbrs, const long *counts, int nsizes,
+                     const long *extents, double *mem);
 /* The separate-buffers messages: count doubles per direction. */
 void halo_buffers_bind(struct halo *h);
 

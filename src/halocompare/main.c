@@ -44,7 +44,8 @@ static const struct mb_option options[] = {
     {"neighbors", 0, MB_OPT_LIST, &sel_nbrs, 0, 0, stencil_choices,
      "stencils: faces (1-D 2, 2-D 4, 3-D 6) or all (2-D 8, 3-D 26 with edges and corners) (default: those of --dims)"},
     {"periodic", 0, MB_OPT_CHOICE, &periodic_choice, 0, 0, "no,yes,both", "mesh boundaries (default: both)"},
-    {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0, "halo,one-sender", "tests to run (default: all)"},
+    {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0, "halo,one-sender,pack",
+     "tests to run (default: halo,one-sender; --layout array: halo,pack)"},
     {"seed", 0, MB_OPT_INT, &seed, 0, 2147483647, NULL, "seed of the random rank ordering (1)"},
     {"win", 0, MB_OPT_CHOICE, &win_flavor, 0, 0, "create,allocate",
      "RMA window flavour: MPI_Win_create or MPI_Win_allocate (allocate)"},
@@ -83,7 +84,7 @@ static int stencil_bit(int nnbr)
 
 static void list(void)
 {
-    printf("tests: halo, one-sender\nmethods:");
+    printf("tests: halo, one-sender, pack (--layout array)\nmethods:");
     for (int i = 0; i < nmethods; i++)
         printf(" %s%s", methods[i]->name, strcmp(methods[i]->name, NAIVE) ? "" : " (needs --unsafe)");
     printf("\ncomms:");
@@ -144,6 +145,7 @@ static const char *validate_layout(void)
     if (layout != LAYOUT_ARRAY) {
         if (sel_packing) return "--packing needs --layout array (separate buffers are sent as they are)";
         if (extents_arg) return "--extents needs --layout array";
+        if (sel_tests & 4 && sel_tests != ~0ul) return "--tests pack needs --layout array";
         return NULL;
     }
     int n[MAXDIM];
@@ -511,7 +513,7 @@ int main(int argc, char **argv)
     int nsizes = plan_sizes(run, counts), nd = (int)ndims, st[2], nst = stencils_of(nd, st);
     if (!sel_methods) sel_methods = (1ul << nmethods) - 1;
     if (!sel_comms) sel_comms = (1ul << NCOMM) - 1;
-    if (!sel_tests || sel_tests == ~0ul) sel_tests = layout == LAYOUT_ARRAY ? 1 : 3;
+    if (!sel_tests || sel_tests == ~0ul) sel_tests = layout == LAYOUT_ARRAY ? 5 : 3;
     if (!sel_packing) sel_packing = ~0ul;
     sel_methods &= (1ul << nmethods) - 1;
     if (!unsafe) sel_methods &= ~(1ul << naive_index());
@@ -524,6 +526,7 @@ int main(int argc, char **argv)
     int npack = layout == LAYOUT_ARRAY ? popcount(sel_packing & ((1ul << NPACK) - 1)) : 1;
     run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) * npack : 0;
     run->ntotal += (sel_tests & 2) ? nblocks * nnbrs * nsizes : 0;
+    run->ntotal += (sel_tests & 4) ? nnbrs * nsizes * 3 : 0;
 
     struct halo h = {.win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};
     size_t most = (size_t)counts[nsizes - 1] * sizeof(double);
@@ -588,6 +591,8 @@ int main(int argc, char **argv)
         for (int ck = 0; ck < NCOMM; ck++)
             if (comms[ck] != MPI_COMM_NULL && comms[ck] != MPI_COMM_WORLD) MPI_Comm_free(&comms[ck]);
     }
+
+    if (sel_tests & 4) halo_pack_tests(run, nd, nbrs, nnbrs, counts, nsizes, extents_arg ? extents : NULL, array_mem);
 
     /* what the reader of the table needs to know about the grid and the orderings */
     char meta[1280], rma_note[128], grid[64], dims_json[64], sizes[32 * 12] = "";

@@ -326,4 +326,14 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
                 f"One sender, {st}{where}", a, c, "one process sending alone reaches",
                 f"a process in the halo exchange (world, {ORDERING_METHOD})", mbps, "one-sender / halo",
                 ratio(a["mbps"], c["mbps"]))))
+    pk = m[m["test"] == "pack"]
+    for (n, b), s in groups(pk, ["neighbors", "bytes"], dropna=False):
+        copy = s[s["method"] == "memcpy"]
+        hand = s[s["method"] == "pack"]
+        if len(copy) and len(hand):
+            a, c = hand.iloc[0], copy.iloc[0]
+            out.append(("packing on its own", pair(
+                f"Packing on its own, {int(n)}-nbr stencil, {fmt_bytes(b)} B faces{where}", a, c,
+                "copy loops packing and unpacking every region", "memcpy of the same bytes", mbps, "pack / memcpy",
+                ratio(a["mbps"], c["mbps"]))))
     return out
