@@ -41,7 +41,8 @@ def check_rows(run: Run, n: int, dims: int, methods: list[str], comms: tuple[str
     """Every (comm, method, packing, stencil, periodic) row once: verified, or n/a with its reason."""
     assert run.returncode == 0, run.stderr[-3000:]
     rows = check_schema(run, "halocompare", n)
-    assert {r["test"] for r in rows} == {"halo"}  # no one-sender under --layout array
+    assert {r["test"] for r in rows} <= {"halo", "pack"}  # no one-sender under --layout array
+    rows = [r for r in rows if r["test"] == "halo"]
     got = {}
     for r in rows:
         p = dict(kv.split("=", 1) for kv in r["params"].split(";"))
@@ -74,6 +75,22 @@ def test_every_method_and_packing_verified(ompi4: Run) -> None:
     sent = {(r["neighbors"], r["periodic"]): float(r["mbps"]) * float(r["time_median_s"]) * 1e6 for r in rows
             if r["method"] == "irecv-isend" and r["comm"] == "world"}
     assert sent[("4", "1")] == pytest.approx(4 * 32) and sent[("8", "1")] == pytest.approx(4 * 32 + 4 * 8)
+
+
+def test_packing_on_its_own(ompi4: Run) -> None:
+    """--tests pack (a default under --layout array): pack, mpi-pack and memcpy per stencil, measured together;
+    MB/s counts every region of the stencil once (4 faces of 4 doubles; + 4 corners of 1)."""
+    rows = [r for r in ompi4.rows() if r["test"] == "pack"]
+    assert sorted((r["method"], r["neighbors"]) for r in rows) == sorted(
+        (m, nb) for m in ("pack", "mpi-pack", "memcpy") for nb in ("4", "8"))
+    for r in rows:
+        assert r["stop_reason"] == "max-reps" and "layout=array" in r["params"], r
+        sent = float(r["mbps"]) * float(r["time_median_s"]) * 1e6
+        assert sent == pytest.approx(128 if r["neighbors"] == "4" else 160), r
+    table = ompi4.stdout.split("Packing on its own", 1)[1].split("\n\n")[0].splitlines()
+    assert table[1].split() == ["stencil", "face", "bytes", "pack", "mpi-pack", "memcpy", "pack/memcpy",
+                                "mpi-pack/memcpy"]
+    assert [ln.split()[:3] for ln in table[3:]] == [["4", "neighbours", "32"], ["8", "neighbours", "32"]]
 
 
 def test_stdout_table(ompi4: Run) -> None:
@@ -161,6 +178,7 @@ BAD = [
     (["--layout", "array", "--packing", "foo"], "--packing: unknown value 'foo'"),
     (["--packing", "pack"], "--packing needs --layout array"),
     (["--extents", "4x4"], "--extents needs --layout array"),
+    (["--tests", "pack"], "--tests pack needs --layout array"),
     (["--layout", "array", "--dims", "1"], "--layout array needs --dims 2 or 3"),
     (["--layout", "array", "--tests", "one-sender"], "it does not take --layout array"),
     (["--layout", "array", "--count", "3", "--extents", "4x4"], "--extents and --count are alternatives"),
