@@ -168,6 +168,7 @@ def test_findings(tmp_path: Path) -> None:
         assert f"Halo {nb}-nbr non-periodic, 128 B, world (array layout: method × packing):" in tail
         assert f"Hand packing vs datatypes, halo {nb}-nbr non-periodic, 128 B, world," in tail
     assert "pack / datatype = " in tail
+    assert "Packing on its own, 4-nbr stencil, 128 B faces" in tail and "pack / memcpy = " in tail
 
 
 BAD = [
