@@ -63,6 +63,12 @@ static void phased(struct halo *h, long iters)
 
 static const char *persistent_setup(struct halo *h)
 {
+#ifdef MB_SIMULATED
+    /* measured: SimGrid SMPI 3.32's persistent requests deliver a derived datatype's data of an earlier
+     * start (or none), so the array's ghost cells fail verification */
+    if (h->arr && h->packing == PACK_DATATYPE)
+        return "persistent requests with derived datatypes: wrong data under SimGrid SMPI";
+#endif
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i];
         MPI_Recv_init(h->rbuf[d], h->rcount[d], h->rtype[d], h->partner[d], h->opp[d], h->comm, &h->req[i]);
@@ -91,8 +97,8 @@ static void sendrecv(struct halo *h, long iters)
     for (long it = 0; it < iters; it++)
         for (int d = 0; d < h->nnbr; d++) {
             int o = h->opp[d];
-            MPI_Sendrecv(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->rbuf[o], h->rcount[o], h->rtype[o], h->partner[o], d,
-                         h->comm, MPI_STATUS_IGNORE);
+            MPI_Sendrecv(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->rbuf[o], h->rcount[o],
+                         h->rtype[o], h->partner[o], d, h->comm, MPI_STATUS_IGNORE);
         }
 }
 
