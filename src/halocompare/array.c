@@ -82,7 +82,10 @@ const char *halo_array_extents(int ndims, long count, const long *given, int out
 
 double *halo_array_mem(const struct halo_array *a) { return a->a; }
 
-size_t halo_array_size(const struct halo_array *a) { return (size_t)a->full[0] * (size_t)a->full[1] * (size_t)a->full[2]; }
+size_t halo_array_size(const struct halo_array *a)
+{
+    return (size_t)a->full[0] * (size_t)a->full[1] * (size_t)a->full[2];
+}
 
 long halo_array_face(const struct halo_array *a)
 {
@@ -287,7 +290,8 @@ int halo_array_check(struct halo *h, long it, char *msg, size_t len)
                 if (a->a[i] == want) continue;
                 char at[48];
                 int n = 0;
-                for (int k = pad; k < 3; k++) n += snprintf(at + n, sizeof at - (size_t)n, "%s%d", k > pad ? "," : "", c[k]);
+                for (int k = pad; k < 3; k++)
+                    n += snprintf(at + n, sizeof at - (size_t)n, "%s%d", k > pad ? "," : "", c[k]);
                 if (!ghost)
                     snprintf(msg, len, "interior cell (%s) overwritten: got %.17g, expected %.17g", at, a->a[i], want);
                 else if (want == -1.0)

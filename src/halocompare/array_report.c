@@ -141,8 +141,8 @@ void halo_array_report(const struct mb_run *run, const char *grid)
         for (int k = 0; k < nsz; k++) seen |= sz[k] == run->rows[i].bytes;
         if (!seen && nsz < 64) sz[nsz++] = run->rows[i].bytes;
     }
-    printf("halocompare: %d processes on %d node(s), grid %s, --layout array, label %s\n", run->nprocs, run->nnodes, grid,
-           run->label);
+    printf("halocompare: %d processes on %d node(s), grid %s, --layout array, label %s\n", run->nprocs, run->nnodes,
+           grid, run->label);
     mb_print_caveats(stdout, run);
     for (int p = 0; p <= 1; p++)
         for (int c = 0; c < nc; c++)
@@ -150,6 +150,7 @@ void halo_array_report(const struct mb_run *run, const char *grid)
     pack_block(run, sz, nsz);
     printf("\nMB/s = 10^6 bytes one process sends per exchange (its faces, edges and corners) / time per exchange,\n"
            "the time being the slowest rank's; packing: datatype = subarray types in place, pack = copy loops,\n"
-           "mpi-pack = MPI_Pack/MPI_Unpack, both inside the timed exchange; n/a = not available (reason in the CSV).\n");
+           "mpi-pack = MPI_Pack/MPI_Unpack, both inside the timed exchange; n/a = not available (reason in the\n"
+           "CSV).\n");
     fflush(stdout);
 }

@@ -175,7 +175,8 @@ static void size_block(const struct mb_run *run, int periodic, int nnbr, const c
         char **row = cells + (1 + s) * ncols;
         snprintf(b, sizeof b, "%lld", sz[s]);
         row[0] = strdup(b);
-        for (int m = 0; m < nm; m++) halo_cell(&row[1 + m], run, find(run, "halo", methods[m], comm, nnbr, periodic, sz[s]));
+        for (int m = 0; m < nm; m++)
+            halo_cell(&row[1 + m], run, find(run, "halo", methods[m], comm, nnbr, periodic, sz[s]));
         if (one) halo_cell(&row[ncols - 1], run, find(run, "one-sender", "isend", "world", nnbr, periodic, sz[s]));
     }
     printf("\n%s mesh, %d neighbours, comm %s: MB/s per process against bytes per neighbour message (%s)\n",
