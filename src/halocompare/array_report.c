@@ -150,7 +150,7 @@ void halo_array_report(const struct mb_run *run, const char *grid)
     pack_block(run, sz, nsz);
     printf("\nMB/s = 10^6 bytes one process sends per exchange (its faces, edges and corners) / time per exchange,\n"
            "the time being the slowest rank's; packing: datatype = subarray types in place, pack = copy loops,\n"
-           "mpi-pack = MPI_Pack/MPI_Unpack, both inside the timed exchange; n/a = not available (reason in the\n"
-           "CSV).\n");
+           "mpi-pack = MPI_Pack/MPI_Unpack, both inside the timed exchange; "
+           "n/a = not available (reason in the CSV).\n");
     fflush(stdout);
 }
