@@ -113,8 +113,6 @@ static int naive_index(void)
     return -1;
 }
 
-/* "all" (every bit set) never selects the unsafe method; naming it needs
- * --unsafe.  A stencil must be one of the chosen dimensions'. */
 /* --extents AxB[xC]: ndims numbers >= 1; NULL or why not. */
 static const char *parse_extents(void)
 {
@@ -157,6 +155,8 @@ static const char *validate_layout(void)
     return extents_arg ? parse_extents() : NULL;
 }
 
+/* "all" (every bit set) never selects the unsafe method; naming it needs
+ * --unsafe.  A stencil must be one of the chosen dimensions'. */
 static const char *validate(void)
 {
     static char msg[128];
