@@ -51,6 +51,17 @@ size_t halo_array_doubles(int ndims, const int n[MAXDIM])
     return t;
 }
 
+size_t halo_face_of(int ndims, const int n[MAXDIM])
+{
+    size_t face = 0;
+    for (int i = 0; i < ndims; i++) {
+        size_t f = 1;
+        for (int k = 0; k < ndims; k++) f *= k == i ? 1 : (size_t)n[k];
+        face = f > face ? f : face;
+    }
+    return face;
+}
+
 /* The largest array: 2^27 doubles (1 GiB) with its ghosts. */
 #define MAXDOUBLES ((size_t)1 << 27)
 
@@ -66,13 +77,7 @@ const char *halo_array_extents(int ndims, long count, const long *given, int out
         while (ndims == 3 && (e + 1) * (e + 1) <= count) e++; /* sqrt rounding */
         for (int i = 0; i < ndims; i++) out[i] = (int)(e < 1 ? 1 : e);
     }
-    size_t face = 0;
-    for (int i = 0; i < ndims; i++) {
-        size_t f = 1;
-        for (int k = 0; k < ndims; k++) f *= k == i ? 1 : (size_t)out[k];
-        face = f > face ? f : face;
-    }
-    if (halo_array_doubles(ndims, out) > MAXDOUBLES || face > MAXEXTENT) {
+    if (halo_array_doubles(ndims, out) > MAXDOUBLES || halo_face_of(ndims, out) > MAXEXTENT) {
         snprintf(why, sizeof why,
                  "--layout array: the local array does not fit: at most 2^27 doubles with ghosts and 2^24 per face");
         return why;

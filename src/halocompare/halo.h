@@ -72,6 +72,7 @@ const char *halo_array_extents(int ndims, long count, const long *given, int out
 struct halo_array *halo_array_new(const struct halo *h, const int n[MAXDIM], double *mem);
 void halo_array_free(struct halo_array *a);
 size_t halo_array_doubles(int ndims, const int n[MAXDIM]); /* with the ghosts */
+size_t halo_face_of(int ndims, const int n[MAXDIM]);       /* doubles in the largest face */
 double *halo_array_mem(const struct halo_array *a);
 size_t halo_array_size(const struct halo_array *a); /* its doubles, with the ghosts */
 long halo_array_face(const struct halo_array *a); /* doubles in the largest message (a face) */

@@ -602,17 +602,23 @@ int main(int argc, char **argv)
         g += snprintf(grid + g, sizeof grid - (size_t)g, "%s%d", i ? "x" : "", gdims[i]);
         j += snprintf(dims_json + j, sizeof dims_json - (size_t)j, "%s%d", i ? ", " : "", gdims[i]);
     }
-    for (int s = 0, n = 0; s < nsizes; s++)
-        n += snprintf(sizes + n, sizeof sizes - (size_t)n, "%s%ld", s ? ", " : "", counts[s] * 8);
+    for (int s = 0, n = 0; s < nsizes; s++) { /* bytes per message: --layout array, a face */
+        int ext[MAXDIM];
+        long b = counts[s] * 8;
+        if (layout == LAYOUT_ARRAY && !halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, ext))
+            b = (long)halo_face_of(nd, ext) * 8;
+        n += snprintf(sizes + n, sizeof sizes - (size_t)n, "%s%ld", s ? ", " : "", b);
+    }
     unsigned a = h.rma_assert;
     snprintf(rma_note, sizeof rma_note, "%s%s%s", a & HALO_ASSERT_NOPRECEDE ? ",noprecede" : "",
              a & HALO_ASSERT_NOSUCCEED ? ",nosucceed" : "", a & HALO_ASSERT_NOCHECK ? ",nocheck" : "");
     snprintf(meta, sizeof meta,
              "{\"ndims\": %d, \"dims\": [%s], \"count\": %ld, \"bytes\": [%s], \"seed\": %ld, "
              "\"cart_reordered\": {\"non_periodic\": \"%s\", \"periodic\": \"%s\"}, \"node_ordering\": \"%s\", "
-             "\"win\": \"%s\", \"assert\": \"%s\", \"group\": \"%s\"}",
+             "\"win\": \"%s\", \"assert\": \"%s\", \"group\": \"%s\", \"layout\": \"%s\", \"extents\": \"%s\"}",
              nd, dims_json, counts[0], sizes, seed, notes[0][COMM_CART], notes[1][COMM_CART], notes[first_p][COMM_NODE],
-             win_names[win_flavor], a ? rma_note + 1 : "none", group_names[group_choice]);
+             win_names[win_flavor], a ? rma_note + 1 : "none", group_names[group_choice],
+             layout == LAYOUT_ARRAY ? "array" : "buffers", extents_arg ? extents_arg : "");
     char rma_line[160];
     snprintf(rma_line, sizeof rma_line, "RMA: window MPI_Win_%s, assertions %s", win_names[win_flavor],
              a ? rma_note + 1 : "none");
