@@ -2,8 +2,8 @@
 layer whose faces, edges and corners are exchanged, with every packing (datatype, pack, mpi-pack);
 every ghost cell verified for every method x packing, on 4, 8 and 9 ranks (Open MPI) and on MPICH,
 including the degenerate periodic grids (extents 1 and 2) and 3-D; one wrong ghost cell caught
-(fault injection); the stdout table, the findings (method x packing, hand packing against datatypes)
-and the bad input."""
+(fault injection); packing on its own beside memcpy (--tests pack); the stdout tables, the findings
+(method x packing, hand packing against datatypes, pack against memcpy) and the bad input."""
 
 from __future__ import annotations
 
