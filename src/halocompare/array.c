@@ -205,17 +205,28 @@ void halo_array_bind(struct halo *h, int packing)
 
 /* ------------------------------------------------------------ pack loops */
 
+/* Runs of sub[2] doubles: memcpy each; a run of one (a face across the
+ * last dimension) is a strided loop down the rows. */
 static void copy_region(const struct halo_array *a, const int st[3], const int sub[3], double *buf, int in)
 {
-    const size_t f1 = (size_t)a->full[1], f2 = (size_t)a->full[2];
-    for (int z = 0; z < sub[0]; z++)
-        for (int y = 0; y < sub[1]; y++) {
-            double *row = a->a + ((size_t)(st[0] + z) * f1 + (size_t)(st[1] + y)) * f2 + (size_t)st[2];
+    const size_t f1 = (size_t)a->full[1], f2 = (size_t)a->full[2], run = (size_t)sub[2];
+    for (int z = 0; z < sub[0]; z++) {
+        double *p = a->a + ((size_t)(st[0] + z) * f1 + (size_t)st[1]) * f2 + (size_t)st[2];
+        if (run == 1) {
             if (in)
-                for (int x = 0; x < sub[2]; x++) row[x] = *buf++;
+                for (int y = 0; y < sub[1]; y++) p[(size_t)y * f2] = buf[y];
             else
-                for (int x = 0; x < sub[2]; x++) *buf++ = row[x];
+                for (int y = 0; y < sub[1]; y++) buf[y] = p[(size_t)y * f2];
+            buf += sub[1];
+            continue;
         }
+        for (int y = 0; y < sub[1]; y++, p += f2, buf += run) {
+            if (in)
+                memcpy(p, buf, run * sizeof *buf);
+            else
+                memcpy(buf, p, run * sizeof *buf);
+        }
+    }
 }
 
 void halo_array_run(struct halo *h, const struct halo_method *m, long iters)
