@@ -25,6 +25,13 @@ struct halo {
     int colour, ncolours, pcolour[MAXDIR]; /* phased: my colour and each partner's */
     int count;                             /* doubles per message */
     double *sbuf[MAXDIR], *rbuf[MAXDIR];   /* by direction; a method may repoint them */
+    /* What a message is, by direction: sbuf[d] holds scount[d] elements of
+     * stype[d] (buffers layout: count, MPI_DOUBLE; --layout array: 1 face
+     * datatype in place, or the packed face), rbuf[d] rcount[d] of rtype[d]. */
+    int scount[MAXDIR], rcount[MAXDIR];
+    MPI_Datatype stype[MAXDIR], rtype[MAXDIR];
+    struct halo_array *arr; /* --layout array: the local array (array.c); NULL: separate buffers */
+    int packing;            /* --layout array: PACK_DATATYPE, PACK_HAND or PACK_MPI */
     MPI_Request req[2 * MAXDIR];
     void *priv; /* the method's own state */
     int win_flavor;      /* RMA: HALO_WIN_CREATE or HALO_WIN_ALLOCATE (--win) */
@@ -51,6 +58,43 @@ extern const struct halo_method halo_unsafe_methods[];   /* p2p.c: send-recv-nai
 extern const struct halo_method halo_rma_methods[];      /* rma.c */
 extern const struct halo_method halo_neighbor_methods[]; /* neighbor.c */
 
+/* array.c: --layout array (docs/halo-array.md).  The local array of
+ * doubles with one ghost layer, its faces, edges and corners as subarray
+ * datatypes, the packings, and verification of every ghost cell. */
+enum { PACK_DATATYPE, PACK_HAND, PACK_MPI, NPACK };
+extern const char *const halo_packing_names[NPACK];
+/* The interior extents for --count doubles per face (extents[] = 0) or the
+ * given ones; NULL or why they cannot be (a usage error). */
+const char *halo_array_extents(int ndims, long count, const long *given, int out[MAXDIM]);
+/* The array of the halo's stencil (directions, ndims) with interior n[]
+ * in mem (halo_array_doubles of them, shared by every test); its datatypes
+ * and pack buffers.  Local; halo_array_free releases it (not mem). */
+struct halo_array *halo_array_new(const struct halo *h, const int n[MAXDIM], double *mem);
+void halo_array_free(struct halo_array *a);
+size_t halo_array_doubles(int ndims, const int n[MAXDIM]); /* with the ghosts */
+size_t halo_face_of(int ndims, const int n[MAXDIM]);       /* doubles in the largest face */
+double *halo_array_mem(const struct halo_array *a);
+size_t halo_array_size(const struct halo_array *a); /* its doubles, with the ghosts */
+long halo_array_face(const struct halo_array *a); /* doubles in the largest message (a face) */
+long halo_array_sent(const struct halo *h);       /* doubles this process sends per exchange */
+/* Points the halo's messages at the array (datatype) or at the pack
+ * buffers (pack, mpi-pack); count becomes the largest message's doubles. */
+void halo_array_bind(struct halo *h, int packing);
+/* One exchange (iters of them) of method m: packing and unpacking inside
+ * the timed region where the packing says so. */
+void halo_array_run(struct halo *h, const struct halo_method *m, long iters);
+void halo_array_fill(struct halo *h, long it);
+int halo_array_check(struct halo *h, long it, char *msg, size_t len);
+/* --tests pack: pack and unpack every region of the stencil once (how:
+ * PACK_HAND, PACK_MPI) or memcpy the same bytes there and back (NPACK). */
+void halo_array_pack_only(struct halo_array *a, int how, MPI_Comm comm);
+long halo_array_all(const struct halo_array *a); /* doubles in every region of the stencil */
+/* pack.c: the --tests pack rows, per stencil and size (counts[] doubles per face, or extents) */
+void halo_pack_tests(struct mb_run *run, int nd, const int *nbrs, int nnbrs, const long *counts, int nsizes,
+                     const long *extents, double *mem);
+/* The separate-buffers messages: count doubles per direction. */
+void halo_buffers_bind(struct halo *h);
+
 /* grid.c */
 enum comm_kind { COMM_WORLD, COMM_DUP, COMM_EVENODD, COMM_CART, COMM_NODE, COMM_RANDOM, NCOMM };
 extern const char *const halo_comm_names[NCOMM];
@@ -74,4 +118,8 @@ void halo_neighbors(struct halo *h, MPI_Comm comm, int ndims, int periodic, int 
 /* rma_note: the RMA settings (window flavour, assertions), printed under
  * the one-sided table. */
 void halo_report(const struct mb_run *run, const char *cart_note[2], const char *rma_note, const char *grid);
+/* A table cell for a halo row: its MB/s, "n/a", "FAILED", or "-". */
+void halo_cell(char **c, const struct mb_run *run, const struct mb_row *r);
+/* array_report.c: the --layout array tables (method x packing), rank 0 */
+void halo_array_report(const struct mb_run *run, const char *grid);
 #endif

@@ -26,6 +26,11 @@ enum { GROUP_ALL, GROUP_COMM, GROUP_NONE };
 static int group_choice = GROUP_ALL; /* --group */
 static const char *const group_names[] = {"all", "comm", "none"};
 static unsigned long rma_assert;
+enum { LAYOUT_BUFFERS, LAYOUT_ARRAY };
+static int layout; /* --layout */
+static unsigned long sel_packing; /* --packing: bit PACK_* (0: all) */
+static const char *extents_arg;   /* --extents AxB[xC] */
+static long extents[MAXDIM];      /* parsed; extents[0] = 0: from --count */
 static const char *const win_names[] = {"create", "allocate"};
 
 static const struct mb_option options[] = {
@@ -39,7 +44,8 @@ static const struct mb_option options[] = {
     {"neighbors", 0, MB_OPT_LIST, &sel_nbrs, 0, 0, stencil_choices,
      "stencils: faces (1-D 2, 2-D 4, 3-D 6) or all (2-D 8, 3-D 26 with edges and corners) (default: those of --dims)"},
     {"periodic", 0, MB_OPT_CHOICE, &periodic_choice, 0, 0, "no,yes,both", "mesh boundaries (default: both)"},
-    {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0, "halo,one-sender", "tests to run (default: all)"},
+    {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0, "halo,one-sender,pack",
+     "tests to run (default: halo,one-sender; --layout array: halo,pack)"},
     {"seed", 0, MB_OPT_INT, &seed, 0, 2147483647, NULL, "seed of the random rank ordering (1)"},
     {"win", 0, MB_OPT_CHOICE, &win_flavor, 0, 0, "create,allocate",
      "RMA window flavour: MPI_Win_create or MPI_Win_allocate (allocate)"},
@@ -49,6 +55,14 @@ static const struct mb_option options[] = {
      "tests measured together, interleaved, so that their comparisons are paired: every method on every "
      "communicator at one stencil, periodicity and size (all), one communicator's methods (comm), or each test "
      "alone (none) (all)"},
+    {"layout", 0, MB_OPT_CHOICE, &layout, 0, 0, "buffers,array",
+     "what is exchanged: a separate buffer per direction (buffers), or the faces, edges and corners of a local "
+     "array with one ghost layer (array: docs/halo-array.md) (buffers)"},
+    {"packing", 0, MB_OPT_LIST, &sel_packing, 0, 0, "datatype,pack,mpi-pack",
+     "--layout array: how a face becomes a message: subarray datatypes in place, copy loops, MPI_Pack "
+     "(default: all)"},
+    {"extents", 0, MB_OPT_STRING, &extents_arg, 0, 0, NULL,
+     "--layout array: the interior extents AxB (2-D) or AxBxC (3-D), instead of --count doubles per face"},
     {"unsafe", 0, MB_OPT_FLAG, &unsafe, 0, 0, NULL, "allow the deliberately unsafe method " NAIVE " (may deadlock)"},
     {0},
 };
@@ -70,7 +84,7 @@ static int stencil_bit(int nnbr)
 
 static void list(void)
 {
-    printf("tests: halo, one-sender\nmethods:");
+    printf("tests: halo, one-sender, pack (--layout array)\nmethods:");
     for (int i = 0; i < nmethods; i++)
         printf(" %s%s", methods[i]->name, strcmp(methods[i]->name, NAIVE) ? "" : " (needs --unsafe)");
     printf("\ncomms:");
@@ -99,12 +113,56 @@ static int naive_index(void)
     return -1;
 }
 
+/* --extents AxB[xC]: ndims numbers >= 1; NULL or why not. */
+static const char *parse_extents(void)
+{
+    static char msg[160];
+    const char *p = extents_arg;
+    int n = 0;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 1 << 24 || n == MAXDIM || (*end && *end != 'x')) {
+            snprintf(msg, sizeof msg, "--extents: expected %ld extents >= 1 joined by 'x' (e.g. %s), got '%s'",
+                     ndims, ndims == 3 ? "64x64x64" : "512x512", extents_arg);
+            return msg;
+        }
+        extents[n++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (n != ndims) {
+        snprintf(msg, sizeof msg, "--extents: --dims %ld needs %ld extents, got '%s'", ndims, ndims, extents_arg);
+        return msg;
+    }
+    int out[MAXDIM];
+    return halo_array_extents((int)ndims, 0, extents, out);
+}
+
+static const char *validate_layout(void)
+{
+    if (layout != LAYOUT_ARRAY) {
+        if (sel_packing) return "--packing needs --layout array (separate buffers are sent as they are)";
+        if (extents_arg) return "--extents needs --layout array";
+        if (sel_tests & 4 && sel_tests != ~0ul) return "--tests pack needs --layout array";
+        return NULL;
+    }
+    int n[MAXDIM];
+    const char *why = halo_array_extents((int)ndims, count ? count : DEFAULT_COUNT, NULL, n);
+    if (why) return why;
+    if (sel_tests & 2 && sel_tests != ~0ul)
+        return "--tests one-sender sends separate buffers: it does not take --layout array";
+    if (extents_arg && count) return "--extents and --count are alternatives: give one of them";
+    return extents_arg ? parse_extents() : NULL;
+}
+
 /* "all" (every bit set) never selects the unsafe method; naming it needs
  * --unsafe.  A stencil must be one of the chosen dimensions'. */
 static const char *validate(void)
 {
     static char msg[128];
     int st[2], ns = stencils_of((int)ndims, st);
+    const char *why = validate_layout();
+    if (why) return why;
     if (!unsafe && sel_methods != ~0ul && (sel_methods >> naive_index() & 1))
         return "--methods " NAIVE " needs --unsafe (it deadlocks above the eager limit)";
     for (int i = 0; i < NSTENCIL && sel_nbrs != ~0ul; i++)
@@ -147,6 +205,10 @@ struct call {
 static void fill(void *state, long it)
 {
     struct halo *h = ((struct call *)state)->h;
+    if (h->arr) {
+        halo_array_fill(h, it);
+        return;
+    }
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i];
         mb_pattern_fill_doubles(h->sbuf[d], (size_t)h->count, (uint32_t)h->rank, (uint32_t)d, (uint32_t)it);
@@ -171,6 +233,7 @@ static int check_dir(struct halo *h, int d, long it, char *msg, size_t len)
 static int check(void *state, long it, char *msg, size_t len)
 {
     struct call *c = state;
+    if (c->h->arr) return halo_array_check(c->h, it, msg, len);
     for (int i = 0; i < c->h->ndirs; i++) {
         int d = c->h->dirs[i];
         if ((c->sender < 0 || c->h->partner[d] == c->sender) && check_dir(c->h, d, it, msg, len)) return 1;
@@ -183,7 +246,10 @@ static int check(void *state, long it, char *msg, size_t len)
 static void method_run(void *state, long iters)
 {
     struct call *c = state;
-    c->m->run(c->h, iters);
+    if (c->h->arr)
+        halo_array_run(c->h, c->m, iters);
+    else
+        c->m->run(c->h, iters);
 }
 
 /* One interior process sends to all its neighbours, nobody else sends. */
@@ -215,19 +281,24 @@ static void describe(const struct mb_run *run, struct mb_row *row, const struct 
     row->neighbors = h->nnbr;
     row->periodic = h->periodic;
     row->threads = 1;
-    row->bytes = (long long)h->count * 8;
+    row->bytes = (long long)(h->arr ? halo_array_face(h->arr) : h->count) * 8;
     mb_param_opt(run, row, "dims");
+    if (h->arr) {
+        mb_param_opt(run, row, "layout");
+        if (extents_arg) mb_param_opt(run, row, "extents");
+    }
 }
 
 /* Bytes one process sends per exchange: the most neighbours any process has. */
 static double sent_bytes(const struct halo *h)
 {
-    int most;
-    MPI_Allreduce(&h->ndirs, &most, 1, MPI_INT, MPI_MAX, h->comm);
-    return (double)most * h->count * 8;
+    long mine = h->arr ? halo_array_sent(h) : (long)h->ndirs * h->count, most;
+    MPI_Allreduce(&mine, &most, 1, MPI_LONG, MPI_MAX, h->comm);
+    return (double)most * 8;
 }
 
 static double *sbuf_own[MAXDIR], *rbuf_own[MAXDIR];
+static double *array_mem; /* --layout array: the local array, for the largest size */
 
 /* The tests one finding compares are measured as one group, interleaved
  * (mb_measure_group): every selected method on every selected communicator
@@ -250,6 +321,8 @@ static double method_bytes(const struct halo_method *m, const struct halo *h)
     return 0;
 }
 
+enum { SWEEPS = 64 * NPACK };
+
 /* A member of a group: its own copy of the halo (methods repoint its
  * buffers and keep their state in it) and what its kernel sees. */
 struct member {
@@ -263,9 +336,9 @@ struct member {
  * once), measured interleaved, torn down.  sw[ck][i]: the size sweep of
  * method i on communicator ck. */
 static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int ncks, int meth,
-                      struct mb_sweep (*sw)[64])
+                      struct mb_sweep (*sw)[SWEEPS])
 {
-    int cap = ncks * nmethods, n = 0;
+    int npk = layout == LAYOUT_ARRAY ? NPACK : 1, cap = ncks * nmethods * npk, n = 0;
     struct member *mem = calloc((size_t)cap, sizeof *mem);
     struct mb_kernel *k = calloc((size_t)cap, sizeof *k);
     struct mb_row *rows = calloc((size_t)cap, sizeof *rows);
@@ -273,16 +346,23 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
         const int ck = cks[a];
         struct halo *base = &hc[ck];
         double sent = sent_bytes(base);
-        for (int i = 0; i < nmethods; i++) {
-            if (!(sel_methods >> i & 1) || (meth >= 0 && i != meth)) continue;
+        for (int j = 0; j < nmethods * npk; j++) {
+            /* --layout array: every method with every packing (pk), which is j's inner part */
+            const int i = j / npk, pk = npk > 1 ? j % npk : -1;
+            if (!(sel_methods >> i & 1) || (meth >= 0 && i != meth) || (pk >= 0 && !(sel_packing >> pk & 1)))
+                continue;
             /* the row's place in the fixed order: communicator (depth 1) and method (depth 4) */
             run->order_path[1] = ck;
-            run->order_path[4] = i;
+            run->order_path[4] = j;
             struct mb_row *row = &rows[n];
             mb_row_init(row, "halo", methods[i]->name);
             describe(run, row, base);
+            if (pk >= 0) mb_param(row, "packing", "%s", halo_packing_names[pk]);
             if (!strncmp(methods[i]->name, "rma-", 4)) {
-                mb_param_opt(run, row, "win");
+                if (pk == PACK_DATATYPE) /* the window is the array: rma.c */
+                    mb_param(row, "win", "create");
+                else
+                    mb_param_opt(run, row, "win");
                 mb_param_opt(run, row, "assert");
             }
             if (ck == COMM_RANDOM) mb_param_opt(run, row, "seed");
@@ -294,6 +374,10 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
             x->h.priv = NULL;
             memcpy(x->h.sbuf, sbuf_own, sizeof sbuf_own);
             memcpy(x->h.rbuf, rbuf_own, sizeof rbuf_own);
+            if (pk >= 0)
+                halo_array_bind(&x->h, pk);
+            else
+                halo_buffers_bind(&x->h);
             const char *why = methods[i]->setup ? methods[i]->setup(&x->h) : NULL;
             if (why) {
                 mb_na(run, row, "%s", why);
@@ -302,7 +386,7 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
             }
             x->c = (struct call){&x->h, methods[i], -1};
             k[n] = (struct mb_kernel){.state = &x->c, .comm = x->h.comm, .run = method_run, .fill = fill,
-                                      .check = check, .sweep = &sw[ck][i]};
+                                      .check = check, .sweep = &sw[ck][j]};
             n++;
         }
     }
@@ -319,6 +403,9 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
     free(rows);
 }
 
+static void run_halo_apart(struct mb_run *run, struct halo *hc, const int *cks, int ncks, double most,
+                           struct mb_sweep (*sw)[SWEEPS]);
+
 /* Every halo test of one periodicity: per stencil and size, the groups.
  * cks: the selected communicators, in the order they run (--order shuffle). */
 static void run_halo(struct mb_run *run, struct halo *hc, const MPI_Comm *comms, const int *cks, int ncks,
@@ -327,23 +414,41 @@ static void run_halo(struct mb_run *run, struct halo *hc, const MPI_Comm *comms,
     for (int nb = 0; nb < nnbrs; nb++) {
         mb_order(run, 2, nnbrs, nb, 1);
         for (int a = 0; a < ncks; a++) halo_neighbors(&hc[cks[a]], comms[cks[a]], nd, p, nbrs[nb]);
-        struct mb_sweep (*sw)[64] = calloc(NCOMM, sizeof *sw); /* per communicator and method */
+        struct mb_sweep (*sw)[SWEEPS] = calloc(NCOMM, sizeof *sw); /* per communicator, method (and packing) */
         for (int s = 0; s < nsizes; s++) {
             mb_order(run, 3, nsizes, s, 1);
             double most = 0, all = 0; /* the methods' own memory: one communicator's, all of them */
+            struct halo_array *arr = NULL;
+            if (layout == LAYOUT_ARRAY) { /* one array (shared memory) for every test of this stencil and size */
+                int n[MAXDIM];
+                halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, n);
+                arr = halo_array_new(&hc[cks[0]], n, array_mem);
+            }
             for (int a = 0; a < ncks; a++) {
                 double one = 0;
-                hc[cks[a]].count = (int)counts[s];
+                hc[cks[a]].count = arr ? (int)halo_array_face(arr) : (int)counts[s];
+                hc[cks[a]].arr = arr;
                 for (int i = 0; i < nmethods; i++)
-                    if (sel_methods >> i & 1) one += method_bytes(methods[i], &hc[cks[a]]);
+                    if (sel_methods >> i & 1) one += method_bytes(methods[i], &hc[cks[a]]) * (arr ? NPACK : 1);
                 all += one;
                 most = one > most ? one : most;
             }
             /* the same choice on every rank: ppn and the sizes are common */
-            if (group_choice == GROUP_ALL && all * run->ppn <= GROUP_BYTES) {
+            if (group_choice == GROUP_ALL && all * run->ppn <= GROUP_BYTES)
                 run_group(run, hc, cks, ncks, -2, sw);
-                continue;
-            }
+            else
+                run_halo_apart(run, hc, cks, ncks, most, sw);
+            halo_array_free(arr);
+        }
+        free(sw);
+    }
+}
+
+/* The groups of one stencil and size, where they cannot be one: each
+ * communicator's methods together, else each method alone. */
+static void run_halo_apart(struct mb_run *run, struct halo *hc, const int *cks, int ncks, double most,
+                           struct mb_sweep (*sw)[SWEEPS])
+{
             for (int a = 0; a < ncks; a++) {
                 if (group_choice != GROUP_NONE && most * run->ppn <= GROUP_BYTES) {
                     run_group(run, hc, &cks[a], 1, -2, sw);
@@ -354,9 +459,6 @@ static void run_halo(struct mb_run *run, struct halo *hc, const MPI_Comm *comms,
                     if (sel_methods >> i & 1) run_group(run, hc, &cks[a], 1, i, sw);
                 }
             }
-        }
-        free(sw);
-    }
 }
 
 /* The centre process (every coordinate at half its extent) sends alone. */
@@ -392,6 +494,7 @@ static int plan_sizes(struct mb_run *run, long counts[64])
         return n;
     }
     if (count) mb_usage_error(run, "--count and --sizes are alternatives: give one of them");
+    if (extents_arg) mb_usage_error(run, "--extents and --sizes are alternatives: give one of them");
     if (o->size_min < 8 || o->size_min % 8)
         mb_usage_error(run, "--sizes: messages are whole doubles: MIN must be a multiple of 8 bytes, got %zu",
                        o->size_min);
@@ -410,7 +513,8 @@ int main(int argc, char **argv)
     int nsizes = plan_sizes(run, counts), nd = (int)ndims, st[2], nst = stencils_of(nd, st);
     if (!sel_methods) sel_methods = (1ul << nmethods) - 1;
     if (!sel_comms) sel_comms = (1ul << NCOMM) - 1;
-    if (!sel_tests) sel_tests = 3;
+    if (!sel_tests || sel_tests == ~0ul) sel_tests = layout == LAYOUT_ARRAY ? 5 : 3;
+    if (!sel_packing) sel_packing = ~0ul;
     sel_methods &= (1ul << nmethods) - 1;
     if (!unsafe) sel_methods &= ~(1ul << naive_index());
     int nbrs[2], nnbrs = 0; /* the stencils to run */
@@ -419,14 +523,28 @@ int main(int argc, char **argv)
     int first_p = periodic_choice == 1 ? 1 : 0, last_p = periodic_choice == 0 ? 0 : 1;
     int nblocks = last_p - first_p + 1;
 
-    run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) : 0;
+    int npack = layout == LAYOUT_ARRAY ? popcount(sel_packing & ((1ul << NPACK) - 1)) : 1;
+    run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) * npack : 0;
     run->ntotal += (sel_tests & 2) ? nblocks * nnbrs * nsizes : 0;
+    run->ntotal += (sel_tests & 4) ? nnbrs * nsizes * 3 : 0;
 
     struct halo h = {.win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};
     size_t most = (size_t)counts[nsizes - 1] * sizeof(double);
     for (int d = 0; d < nbrs[nnbrs - 1]; d++) {
         h.sbuf[d] = sbuf_own[d] = mb_alloc(most);
         h.rbuf[d] = rbuf_own[d] = mb_alloc(most);
+    }
+
+    if (layout == LAYOUT_ARRAY) { /* one array for every test: the largest size's */
+        size_t most_doubles = 0;
+        for (int s = 0; s < nsizes; s++) {
+            int n[MAXDIM];
+            if (halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, n))
+                mb_usage_error(run, "%s", halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, n));
+            size_t t = halo_array_doubles(nd, n);
+            most_doubles = t > most_doubles ? t : most_doubles;
+        }
+        array_mem = mb_alloc(most_doubles * sizeof(double));
     }
 
     char notes[2][NCOMM][160] = {{{0}}};
@@ -474,6 +592,8 @@ int main(int argc, char **argv)
             if (comms[ck] != MPI_COMM_NULL && comms[ck] != MPI_COMM_WORLD) MPI_Comm_free(&comms[ck]);
     }
 
+    if (sel_tests & 4) halo_pack_tests(run, nd, nbrs, nnbrs, counts, nsizes, extents_arg ? extents : NULL, array_mem);
+
     /* what the reader of the table needs to know about the grid and the orderings */
     char meta[1280], rma_note[128], grid[64], dims_json[64], sizes[32 * 12] = "";
     int gdims[MAXDIM];
@@ -482,23 +602,33 @@ int main(int argc, char **argv)
         g += snprintf(grid + g, sizeof grid - (size_t)g, "%s%d", i ? "x" : "", gdims[i]);
         j += snprintf(dims_json + j, sizeof dims_json - (size_t)j, "%s%d", i ? ", " : "", gdims[i]);
     }
-    for (int s = 0, n = 0; s < nsizes; s++)
-        n += snprintf(sizes + n, sizeof sizes - (size_t)n, "%s%ld", s ? ", " : "", counts[s] * 8);
+    for (int s = 0, n = 0; s < nsizes; s++) { /* bytes per message: --layout array, a face */
+        int ext[MAXDIM];
+        long b = counts[s] * 8;
+        if (layout == LAYOUT_ARRAY && !halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, ext))
+            b = (long)halo_face_of(nd, ext) * 8;
+        n += snprintf(sizes + n, sizeof sizes - (size_t)n, "%s%ld", s ? ", " : "", b);
+    }
     unsigned a = h.rma_assert;
     snprintf(rma_note, sizeof rma_note, "%s%s%s", a & HALO_ASSERT_NOPRECEDE ? ",noprecede" : "",
              a & HALO_ASSERT_NOSUCCEED ? ",nosucceed" : "", a & HALO_ASSERT_NOCHECK ? ",nocheck" : "");
     snprintf(meta, sizeof meta,
              "{\"ndims\": %d, \"dims\": [%s], \"count\": %ld, \"bytes\": [%s], \"seed\": %ld, "
              "\"cart_reordered\": {\"non_periodic\": \"%s\", \"periodic\": \"%s\"}, \"node_ordering\": \"%s\", "
-             "\"win\": \"%s\", \"assert\": \"%s\", \"group\": \"%s\"}",
+             "\"win\": \"%s\", \"assert\": \"%s\", \"group\": \"%s\", \"layout\": \"%s\", \"extents\": \"%s\"}",
              nd, dims_json, counts[0], sizes, seed, notes[0][COMM_CART], notes[1][COMM_CART], notes[first_p][COMM_NODE],
-             win_names[win_flavor], a ? rma_note + 1 : "none", group_names[group_choice]);
+             win_names[win_flavor], a ? rma_note + 1 : "none", group_names[group_choice],
+             layout == LAYOUT_ARRAY ? "array" : "buffers", extents_arg ? extents_arg : "");
     char rma_line[160];
     snprintf(rma_line, sizeof rma_line, "RMA: window MPI_Win_%s, assertions %s", win_names[win_flavor],
              a ? rma_note + 1 : "none");
     mb_meta_add(run, "halocompare", meta);
     const char *cart_note[2] = {notes[0][COMM_CART], notes[1][COMM_CART]};
-    if (run->rank == 0) halo_report(run, cart_note, rma_line, grid);
+    if (run->rank == 0 && layout == LAYOUT_ARRAY)
+        halo_array_report(run, grid);
+    else if (run->rank == 0)
+        halo_report(run, cart_note, rma_line, grid);
+    free(array_mem);
     for (int d = 0; d < MAXDIR; d++) {
         free(sbuf_own[d]);
         free(rbuf_own[d]);

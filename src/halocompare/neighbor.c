@@ -22,7 +22,15 @@
  *   sorted by opp[e]; the block from q is unpacked into rbuf[d] for the
  *   directions d with partner[d] = q in increasing d — the j-th message q
  *   sends me is the one sent in direction opp[d_j], as rbuf[d_j] expects.
- *   Every call is then defined by the standard. */
+ *   Every call is then defined by the standard.
+ * --layout array (docs/halo-array.md): always the graph with one edge per
+ *   distinct partner, the messages of a partner in the order above: packed
+ *   faces (pack, mpi-pack) by MPI_(I)Neighbor_alltoallv over blocks of
+ *   scount[] / rcount[] elements of stype (doubles or MPI_PACKED bytes);
+ *   datatypes by MPI_(I)Neighbor_alltoallw in place, the block of a partner
+ *   one struct of its messages' subarray types (receive types displaced by
+ *   one double: the receive buffer is the array + 1, the send buffer the
+ *   array, so that the two buffer arguments differ). */
 #include "halo.h"
 
 #include <stdlib.h>
@@ -31,9 +39,31 @@
 struct nbr {
     MPI_Comm topo;
     double *sb, *rb;
-    int v;                                   /* alltoallv (degenerate mesh) */
-    int cnt[MAXDIR], displ[MAXDIR];          /* alltoallv: per distinct partner, in doubles */
+    int v;                                   /* alltoallv (degenerate mesh, or packed array faces) */
+    int cnt[MAXDIR], displ[MAXDIR];          /* alltoallv: per distinct partner, in elements of elt */
+    int rcnt[MAXDIR], rdispl[MAXDIR];
+    MPI_Datatype elt;
+    int w, np;                               /* alltoallw: array datatypes, np partners */
+    MPI_Datatype wst[MAXDIR], wrt[MAXDIR];   /* per partner: struct of its messages' types */
+    int one[MAXDIR];
+    MPI_Aint zero[MAXDIR];
 };
+
+/* The struct of the m types ty[list[0..m)] (all displaced by disp bytes). */
+static MPI_Datatype gather_types(const MPI_Datatype *ty, const int *list, int m, MPI_Aint disp)
+{
+    int len[MAXDIR];
+    MPI_Aint at[MAXDIR];
+    MPI_Datatype parts[MAXDIR], out;
+    for (int j = 0; j < m; j++) {
+        len[j] = 1;
+        at[j] = disp;
+        parts[j] = ty[list[j]];
+    }
+    MPI_Type_create_struct(m, len, at, parts, &out);
+    MPI_Type_commit(&out);
+    return out;
+}
 
 /* A periodic extent of 1 or 2: some partner is ours in several directions. */
 static int degenerate(const struct halo *h)
@@ -43,18 +73,58 @@ static int degenerate(const struct halo *h)
     return h->periodic && small;
 }
 
+/* --layout array: per partner k (nmsg[k] messages, in order_s / order_d),
+ * its struct types (datatype) or its block of the packed messages. */
+static const char *array_blocks(struct halo *h, struct nbr *t, const int *order_s, const int *order_d,
+                                const int *nmsg)
+{
+    int j = 0, so = 0, ro = 0, soff[MAXDIR], roff[MAXDIR], esize;
+    MPI_Type_size(t->elt, &esize);
+    for (int k = 0; k < t->np; j += nmsg[k], k++) {
+        t->one[k] = 1;
+        t->zero[k] = 0;
+        if (t->w) {
+            t->wst[k] = gather_types(h->stype, order_d + j, nmsg[k], 0);
+            t->wrt[k] = gather_types(h->rtype, order_s + j, nmsg[k], -(MPI_Aint)sizeof(double));
+            continue;
+        }
+        t->displ[k] = so;
+        t->rdispl[k] = ro;
+        for (int m = j; m < j + nmsg[k]; m++) {
+            soff[m] = so;
+            roff[m] = ro;
+            so += h->scount[order_d[m]];
+            ro += h->rcount[order_s[m]];
+        }
+        t->cnt[k] = so - t->displ[k];
+        t->rcnt[k] = ro - t->rdispl[k];
+    }
+    if (t->w) return NULL;
+    t->sb = mb_alloc(so ? (size_t)so * (size_t)esize : 1);
+    t->rb = mb_alloc(ro ? (size_t)ro * (size_t)esize : 1);
+    for (int m = 0; m < j; m++) {
+        h->sbuf[order_d[m]] = (double *)(void *)((char *)t->sb + (size_t)soff[m] * (size_t)esize);
+        h->rbuf[order_s[m]] = (double *)(void *)((char *)t->rb + (size_t)roff[m] * (size_t)esize);
+    }
+    return NULL;
+}
+
 static const char *nbr_setup(struct halo *h)
 {
 #ifdef MB_SIMULATED
     (void)h;
     (void)degenerate;
+    (void)array_blocks;
     return "not supported by SimGrid SMPI";
 #else
     /* order_s[k] / order_d[k]: the direction of the k-th count-sized receive / send block */
     int order_s[MAXDIR], order_d[MAXDIR], peers[MAXDIR], n = 0, np = 0, err;
     const char *what;
     struct nbr *t = h->priv = calloc(1, sizeof *t);
-    t->v = degenerate(h);
+    t->v = degenerate(h) || h->arr;
+    t->w = h->arr && h->packing == PACK_DATATYPE;
+    t->elt = h->stype[0];
+    int nmsg[MAXDIR];
     MPI_Errhandler old;
     MPI_Comm_get_errhandler(h->comm, &old);
     MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
@@ -80,6 +150,9 @@ static const char *nbr_setup(struct halo *h)
                 if (h->partner[e] == peers[k]) order_d[n + m++] = e;
             }
             t->cnt[k] = m * h->count;
+            nmsg[k] = m;
+            t->rcnt[k] = t->cnt[k];
+            t->rdispl[k] = t->displ[k];
             n += m;
         }
         err = MPI_Dist_graph_create_adjacent(h->comm, np, peers, w, np, peers, w, MPI_INFO_NULL, 0, &t->topo);
@@ -110,6 +183,8 @@ static const char *nbr_setup(struct halo *h)
         h->priv = NULL;
         return why;
     }
+    t->np = np;
+    if (h->arr) return array_blocks(h, t, order_s, order_d, nmsg);
     size_t blk = (size_t)h->count;
     t->sb = mb_alloc((n ? (size_t)n : 1) * blk * sizeof(double));
     t->rb = mb_alloc((n ? (size_t)n : 1) * blk * sizeof(double));
@@ -124,9 +199,13 @@ static const char *nbr_setup(struct halo *h)
 static void alltoall_run(struct halo *h, long iters)
 {
     struct nbr *t = h->priv;
-    if (t->v)
+    double *a = h->sbuf[0]; /* datatypes: the array */
+    if (t->w)
         for (long it = 0; it < iters; it++)
-            MPI_Neighbor_alltoallv(t->sb, t->cnt, t->displ, MPI_DOUBLE, t->rb, t->cnt, t->displ, MPI_DOUBLE, t->topo);
+            MPI_Neighbor_alltoallw(a, t->one, t->zero, t->wst, a + 1, t->one, t->zero, t->wrt, t->topo);
+    else if (t->v)
+        for (long it = 0; it < iters; it++)
+            MPI_Neighbor_alltoallv(t->sb, t->cnt, t->displ, t->elt, t->rb, t->rcnt, t->rdispl, t->elt, t->topo);
     else
         for (long it = 0; it < iters; it++)
             MPI_Neighbor_alltoall(t->sb, h->count, MPI_DOUBLE, t->rb, h->count, MPI_DOUBLE, t->topo);
@@ -137,8 +216,11 @@ static void ineighbor_run(struct halo *h, long iters)
     struct nbr *t = h->priv;
     for (long it = 0; it < iters; it++) {
         MPI_Request r;
-        if (t->v)
-            MPI_Ineighbor_alltoallv(t->sb, t->cnt, t->displ, MPI_DOUBLE, t->rb, t->cnt, t->displ, MPI_DOUBLE, t->topo, &r);
+        double *a = h->sbuf[0];
+        if (t->w)
+            MPI_Ineighbor_alltoallw(a, t->one, t->zero, t->wst, a + 1, t->one, t->zero, t->wrt, t->topo, &r);
+        else if (t->v)
+            MPI_Ineighbor_alltoallv(t->sb, t->cnt, t->displ, t->elt, t->rb, t->rcnt, t->rdispl, t->elt, t->topo, &r);
         else
             MPI_Ineighbor_alltoall(t->sb, h->count, MPI_DOUBLE, t->rb, h->count, MPI_DOUBLE, t->topo, &r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -149,6 +231,10 @@ static void nbr_free(struct halo *h)
 {
     struct nbr *t = h->priv;
     MPI_Comm_free(&t->topo);
+    for (int k = 0; k < t->np && t->w; k++) {
+        MPI_Type_free(&t->wst[k]);
+        MPI_Type_free(&t->wrt[k]);
+    }
     free(t->sb);
     free(t->rb);
     free(t);

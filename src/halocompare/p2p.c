@@ -1,13 +1,13 @@
-/* The point-to-point halo exchanges (MPI-1). */
+/* The point-to-point halo exchanges (MPI-1).  Each message is what the
+ * halo says it is (sbuf[d], scount[d], stype[d]): a buffer of doubles, a
+ * face datatype in the array, or a packed face (halo.h). */
 #include "halo.h"
-
-#define DBL MPI_DOUBLE
 
 static void post_irecvs(struct halo *h, MPI_Request *r)
 {
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i];
-        MPI_Irecv(h->rbuf[d], h->count, DBL, h->partner[d], h->opp[d], h->comm, &r[i]);
+        MPI_Irecv(h->rbuf[d], h->rcount[d], h->rtype[d], h->partner[d], h->opp[d], h->comm, &r[i]);
     }
 }
 
@@ -17,7 +17,7 @@ static void irecv_send(struct halo *h, long iters)
         post_irecvs(h, h->req);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Send(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm);
+            MPI_Send(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm);
         }
         MPI_Waitall(h->ndirs, h->req, MPI_STATUSES_IGNORE);
     }
@@ -29,7 +29,7 @@ static void irecv_isend(struct halo *h, long iters)
         post_irecvs(h, h->req);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Isend(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm, &h->req[h->ndirs + i]);
+            MPI_Isend(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm, &h->req[h->ndirs + i]);
         }
         MPI_Waitall(2 * h->ndirs, h->req, MPI_STATUSES_IGNORE);
     }
@@ -49,7 +49,7 @@ static void phased(struct halo *h, long iters)
             if (c == h->colour) {
                 for (int i = 0; i < h->ndirs; i++) {
                     int d = h->dirs[i];
-                    MPI_Send(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm);
+                    MPI_Send(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm);
                 }
                 continue;
             }
@@ -63,10 +63,16 @@ static void phased(struct halo *h, long iters)
 
 static const char *persistent_setup(struct halo *h)
 {
+#ifdef MB_SIMULATED
+    /* measured: SimGrid SMPI 3.32's persistent requests deliver a derived datatype's data of an earlier
+     * start (or none), so the array's ghost cells fail verification */
+    if (h->arr && h->packing == PACK_DATATYPE)
+        return "persistent requests with derived datatypes: wrong data under SimGrid SMPI";
+#endif
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i];
-        MPI_Recv_init(h->rbuf[d], h->count, DBL, h->partner[d], h->opp[d], h->comm, &h->req[i]);
-        MPI_Send_init(h->sbuf[d], h->count, DBL, h->partner[d], d, h->comm, &h->req[h->ndirs + i]);
+        MPI_Recv_init(h->rbuf[d], h->rcount[d], h->rtype[d], h->partner[d], h->opp[d], h->comm, &h->req[i]);
+        MPI_Send_init(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm, &h->req[h->ndirs + i]);
     }
     return NULL;
 }
@@ -91,8 +97,8 @@ static void sendrecv(struct halo *h, long iters)
     for (long it = 0; it < iters; it++)
         for (int d = 0; d < h->nnbr; d++) {
             int o = h->opp[d];
-            MPI_Sendrecv(h->sbuf[d], h->count, DBL, h->partner[d], d, h->rbuf[o], h->count, DBL, h->partner[o], d,
-                         h->comm, MPI_STATUS_IGNORE);
+            MPI_Sendrecv(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->rbuf[o], h->rcount[o],
+                         h->rtype[o], h->partner[o], d, h->comm, MPI_STATUS_IGNORE);
         }
 }
 
@@ -114,11 +120,11 @@ static void send_recv_naive(struct halo *h, long iters)
     for (long it = 0; it < iters; it++) {
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Send(h->sbuf[d], h->count, MPI_DOUBLE, h->partner[d], d, h->comm);
+            MPI_Send(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm);
         }
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Recv(h->rbuf[d], h->count, MPI_DOUBLE, h->partner[d], h->opp[d], h->comm, MPI_STATUS_IGNORE);
+            MPI_Recv(h->rbuf[d], h->rcount[d], h->rtype[d], h->partner[d], h->opp[d], h->comm, MPI_STATUS_IGNORE);
         }
     }
 }

@@ -29,7 +29,7 @@ static double rate(const struct mb_run *run, const struct mb_row *r)
     return t > 0 ? r->sent_bytes / t / 1e6 : 0;
 }
 
-static void cell(char **c, const struct mb_run *run, const struct mb_row *r)
+void halo_cell(char **c, const struct mb_run *run, const struct mb_row *r)
 {
     if (r && !r->na && r->sent_bytes == 0) r = NULL; /* no neighbours to send to */
     *c = mb_cell(r, r && !r->na ? rate(run, r) : 0);
@@ -112,7 +112,7 @@ static void halo_block(const struct mb_run *run, int periodic, int family, const
         cells[(1 + c) * ncols] = strdup(comms[c]);
         for (int g = 0; g < ng; g++)
             for (int m = 0; m < nm; m++)
-                cell(&cells[(1 + c) * ncols + 1 + g * nm + m], run,
+                halo_cell(&cells[(1 + c) * ncols + 1 + g * nm + m], run,
                      find(run, "halo", methods[m], comms[c], nbrs[g], periodic, -1));
     }
     const struct mb_row *any = find(run, "halo", methods[0], comms[0], nbrs[0], periodic, -1);
@@ -147,8 +147,8 @@ static void one_sender_block(const struct mb_run *run)
             snprintf(name, sizeof name, "%d-nbr %s", nb, p ? "periodic" : "non-periodic");
             if (hr && !hr->na && rate(run, hr) > 0) mb_fmt_ratio(ratio, sizeof ratio, rate(run, o) / rate(run, hr));
             cells[n * ncols] = strdup(name);
-            cell(&cells[n * ncols + 1], run, o);
-            cell(&cells[n * ncols + 2], run, hr);
+            halo_cell(&cells[n * ncols + 1], run, o);
+            halo_cell(&cells[n * ncols + 2], run, hr);
             cells[n * ncols + 3] = strdup(ratio);
             n++;
         }
@@ -175,8 +175,9 @@ static void size_block(const struct mb_run *run, int periodic, int nnbr, const c
         char **row = cells + (1 + s) * ncols;
         snprintf(b, sizeof b, "%lld", sz[s]);
         row[0] = strdup(b);
-        for (int m = 0; m < nm; m++) cell(&row[1 + m], run, find(run, "halo", methods[m], comm, nnbr, periodic, sz[s]));
-        if (one) cell(&row[ncols - 1], run, find(run, "one-sender", "isend", "world", nnbr, periodic, sz[s]));
+        for (int m = 0; m < nm; m++)
+            halo_cell(&row[1 + m], run, find(run, "halo", methods[m], comm, nnbr, periodic, sz[s]));
+        if (one) halo_cell(&row[ncols - 1], run, find(run, "one-sender", "isend", "world", nnbr, periodic, sz[s]));
     }
     printf("\n%s mesh, %d neighbours, comm %s: MB/s per process against bytes per neighbour message (%s)\n",
            periodic ? "Periodic" : "Non-periodic", nnbr, comm, mb_stat_name(run->opts.stat));

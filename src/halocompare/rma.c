@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DBL MPI_DOUBLE
 
 enum kind { PUT, GET };
 
@@ -56,8 +55,43 @@ struct rma {
 
 static MPI_Aint slot(const struct halo *h, int par, int d) { return ((MPI_Aint)par * h->nnbr + d) * h->count; }
 
+/* --layout array with datatypes: the window is the array itself, and a
+ * put (get) moves my send region d into (from) the partner's ghost region
+ * opp[d] (send region opp[d]) — halo.h's stype/rtype, the same shapes on
+ * every process.  Otherwise (buffers, or packed faces) the message lands in
+ * the target's slot: scount[d] elements of stype[d] (count, MPI_DOUBLE). */
+static int in_array(const struct halo *h) { return h->arr && h->packing == PACK_DATATYPE; }
+
+static void put(const struct halo *h, MPI_Win win, int d, int par)
+{
+    int o = h->opp[d];
+    if (in_array(h))
+        MPI_Put(h->sbuf[d], 1, h->stype[d], h->partner[d], 0, 1, h->rtype[o], win);
+    else
+        MPI_Put(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], slot(h, par, o), h->scount[d], h->stype[d], win);
+}
+
+static void get(const struct halo *h, MPI_Win win, int d, int par)
+{
+    int o = h->opp[d];
+    if (in_array(h))
+        MPI_Get(h->rbuf[d], 1, h->rtype[d], h->partner[d], 0, 1, h->stype[o], win);
+    else
+        MPI_Get(h->rbuf[d], h->rcount[d], h->rtype[d], h->partner[d], slot(h, par, o), h->rcount[d], h->rtype[d], win);
+}
+
+/* What the array layout cannot do here; NULL: it can. */
+static const char *array_na(const struct halo *h, int passive)
+{
+    if (!h->arr) return NULL;
+    if (h->packing == PACK_MPI) return "MPI_PACKED data is for send and receive; a window holds typed memory";
+    if (passive && h->packing == PACK_DATATYPE)
+        return "passive target needs two sets of landing slots (the array has one set of ghost cells): pack only";
+    return NULL;
+}
+
 /* Creates the window of `n` doubles (collective); NULL or the reason it is n/a. */
-static const char *make_window(struct halo *h, MPI_Aint n)
+static const char *make_window(struct halo *h, MPI_Aint n, double *over)
 {
     MPI_Aint bytes = n * (MPI_Aint)sizeof(double);
     int err;
@@ -68,7 +102,10 @@ static const char *make_window(struct halo *h, MPI_Aint n)
     MPI_Errhandler old;
     MPI_Comm_get_errhandler(h->comm, &old);
     MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
-    if (h->win_flavor == HALO_WIN_CREATE) {
+    if (over) { /* the application's array: MPI_Win_create, whatever --win says */
+        r->mem = over;
+        err = MPI_Win_create(r->mem, bytes, sizeof(double), MPI_INFO_NULL, h->comm, &r->win);
+    } else if (h->win_flavor == HALO_WIN_CREATE) {
         r->mem = mb_alloc((size_t)bytes ? (size_t)bytes : 1);
         r->created = 1;
         err = MPI_Win_create(r->mem, bytes, sizeof(double), MPI_INFO_NULL, h->comm, &r->win);
@@ -128,11 +165,14 @@ static void make_group(struct halo *h)
 
 static const char *active_setup(struct halo *h, enum kind kind, int pscw)
 {
-    const char *why = make_window(h, (MPI_Aint)h->nnbr * h->count);
+    const char *why = array_na(h, 0);
+    if (why) return why;
+    why = in_array(h) ? make_window(h, (MPI_Aint)halo_array_size(h->arr), halo_array_mem(h->arr))
+                      : make_window(h, (MPI_Aint)h->nnbr * h->count, NULL);
     if (why) return why;
     struct rma *r = h->priv;
     r->kind = kind;
-    for (int d = 0; d < h->nnbr; d++) {
+    for (int d = 0; d < h->nnbr && !in_array(h); d++) {
         if (kind == PUT)
             h->rbuf[d] = r->mem + slot(h, 0, d);
         else
@@ -152,11 +192,11 @@ static void transfer(struct halo *h)
 {
     struct rma *r = h->priv;
     for (int i = 0; i < h->ndirs; i++) {
-        int d = h->dirs[i], o = h->opp[d];
+        int d = h->dirs[i];
         if (r->kind == PUT)
-            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, r->win);
+            put(h, r->win, d, 0);
         else
-            MPI_Get(h->rbuf[d], h->count, DBL, h->partner[d], slot(h, 0, o), h->count, DBL, r->win);
+            get(h, r->win, d, 0);
     }
 }
 
@@ -208,8 +248,10 @@ static const char *passive_setup(struct halo *h, enum kind kind)
      * slow at 1024 (docs/simulate.md) — n/a, not a run that never ends */
     return "passive-target polling barely advances SimGrid SMPI 3.32's clock (never ends from 16 ranks)";
 #endif
+    const char *why = array_na(h, 1);
+    if (why) return why;
     MPI_Aint n = 2 * (MPI_Aint)h->nnbr * h->count + h->nnbr; /* two sets of slots + flags */
-    const char *why = make_window(h, n);
+    why = make_window(h, n, NULL);
     if (why) return why;
     struct rma *r = h->priv;
     r->kind = kind;
@@ -267,7 +309,7 @@ static void lock_put_run(struct halo *h, long iters)
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i], o = h->opp[d], p = h->partner[d];
             MPI_Win_lock(MPI_LOCK_SHARED, p, r->a_lock, r->win);
-            MPI_Put(h->sbuf[d], h->count, DBL, p, slot(h, par, o), h->count, DBL, r->win);
+            put(h, r->win, d, par);
             MPI_Win_flush(p, r->win);
             MPI_Accumulate(&n, 1, MPI_INT64_T, p, r->flag0 + o, 1, MPI_INT64_T, MPI_REPLACE, r->win);
             MPI_Win_unlock(p, r->win);
@@ -304,7 +346,7 @@ static void lock_get_run(struct halo *h, long iters)
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i], p = h->partner[d];
             MPI_Win_lock(MPI_LOCK_SHARED, p, r->a_lock, r->win);
-            MPI_Get(h->rbuf[d], h->count, DBL, p, slot(h, par, h->opp[d]), h->count, DBL, r->win);
+            get(h, r->win, d, par);
             MPI_Win_unlock(p, r->win);
         }
         for (int d = 0; d < h->nnbr; d++) h->sbuf[d] = r->mem + slot(h, par ^ 1, d);
@@ -322,7 +364,7 @@ static void lockall_run(struct halo *h, long iters)
         int par = (int)(n & 1);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
-            MPI_Put(h->sbuf[d], h->count, DBL, h->partner[d], slot(h, par, h->opp[d]), h->count, DBL, r->win);
+            put(h, r->win, d, par);
         }
         MPI_Win_flush_all(r->win);
         r->flagval = n;

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .. import schema
 from ..judge import ORDERING_METHOD, extremes, mbps, name, pair, ratio, spread, stencil
-from ..keys import param_numbers, params_note, with_variant
+from ..keys import param_numbers, param_values, params_note, with_variant
 from ..load import groups
 from ..plotting import Plot, bytes_axis, hsl, log_y, per_test, pyplot, save
 from ..render import (
@@ -268,6 +268,22 @@ def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
 
 # ---------------------------------------------------------------- findings
 
+def packing_cost(w: pd.DataFrame, packing: pd.Series, what: str) -> list[tuple[str, str]]:
+    """--layout array: the cost of packing by hand against datatypes, on the method that is fastest with
+    datatypes (its pack row against its datatype row, both of one communicator and stencil)."""
+    dt, hand = w[packing == "datatype"], w[packing == "pack"]
+    if dt.empty or hand.empty:
+        return []
+    c = dt.sort_values("mbps", ascending=False).iloc[0]
+    same = hand[hand["method"] == c["method"]]
+    if same.empty:
+        return []
+    a = same.iloc[0]
+    return [("hand packing vs datatypes", pair(
+        f"Hand packing vs datatypes, halo {what}, {c['method']}", a, c, "copy loops (pack)",
+        "subarray datatypes in place", mbps, "pack / datatype", ratio(a["mbps"], c["mbps"])))]
+
+
 def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     h = m[m["test"] == "halo"]
@@ -277,9 +293,12 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
         comm = "world" if (s["comm"] == "world").any() else str(s["comm"].iloc[0])
         w = s[s["comm"] == comm]
         e = extremes(w, "mbps")
+        packing = param_values(w["params"], "packing")
+        array = " (array layout: method × packing)" if (packing != "").any() else ""
         if e:
-            out.append(("halo methods", spread(f"Halo {st}, {comm}{where}", e[0], e[1], "method", mbps,
+            out.append(("halo methods", spread(f"Halo {st}, {comm}{where}{array}", e[0], e[1], "method", mbps,
                                                 "method", ratio(e[0]["mbps"], e[1]["mbps"]))))
+        out += packing_cost(w, packing, f"{st}, {comm}{where}")
         per_method = s.groupby("method", sort=False)["comm"].nunique()
         per_method = per_method[per_method > 1]
         meth = ORDERING_METHOD if ORDERING_METHOD in per_method.index else (per_method.index[0] if len(per_method) else None)
@@ -306,5 +325,15 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
             out.append(("one-sender / halo", pair(
                 f"One sender, {st}{where}", a, c, "one process sending alone reaches",
                 f"a process in the halo exchange (world, {ORDERING_METHOD})", mbps, "one-sender / halo",
+                ratio(a["mbps"], c["mbps"]))))
+    pk = m[m["test"] == "pack"]
+    for (n, b), s in groups(pk, ["neighbors", "bytes"], dropna=False):
+        copy = s[s["method"] == "memcpy"]
+        hand = s[s["method"] == "pack"]
+        if len(copy) and len(hand):
+            a, c = hand.iloc[0], copy.iloc[0]
+            out.append(("packing on its own", pair(
+                f"Packing on its own, {int(n)}-nbr stencil, {fmt_bytes(b)} B faces{where}", a, c,
+                "copy loops packing and unpacking every region", "memcpy of the same bytes", mbps, "pack / memcpy",
                 ratio(a["mbps"], c["mbps"]))))
     return out
