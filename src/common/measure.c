@@ -463,6 +463,42 @@ static void release(struct member *m, int n)
     free(m);
 }
 
+/* One K for members of about the same speed.  A repetition has a fixed cost
+ * (its start, an RMA epoch) that K iterations share, so two members of one
+ * speed calibrated to different K differ by that share alone: measured, the
+ * larger K was the faster in 108 of 144 such false calls (bench/README.md).
+ * Members whose time per iteration is within 2x of the fastest of their
+ * cluster run the cluster's largest K; members far apart keep their own, so
+ * a slow method's repetitions do not grow 50-fold.  K and rep are the
+ * slowest rank's (allreduced), so every rank forms the same clusters. */
+static void share_k(struct member *m, int n)
+{
+    int *by = malloc((size_t)n * sizeof *by);
+    double *t = malloc((size_t)n * sizeof *t); /* time per iteration */
+    for (int j = 0; j < n; j++) {
+        by[j] = j;
+        t[j] = m[j].rep[0] / (double)m[j].K;
+    }
+    for (int a = 1; a < n; a++) /* fastest first; insertion sort, n is tens */
+        for (int b = a; b > 0 && t[by[b]] < t[by[b - 1]]; b--) {
+            int x = by[b];
+            by[b] = by[b - 1];
+            by[b - 1] = x;
+        }
+    for (int a = 0, b; a < n; a = b) {
+        long K = m[by[a]].K;
+        for (b = a + 1; b < n && t[by[b]] <= 2 * t[by[a]]; b++) K = m[by[b]].K > K ? m[by[b]].K : K;
+        for (int c = a; c < b; c++) {
+            struct member *x = &m[by[c]];
+            x->rep[0] *= (double)K / (double)x->K;
+            x->rep[1] *= (double)K / (double)x->K;
+            x->K = K;
+        }
+    }
+    free(t);
+    free(by);
+}
+
 /* Prepares every member and runs the loop; returns the group's budget. */
 static double measure(struct mb_run *run, struct member *m, int n, unsigned long long seed, struct outcome *r,
                       double *sync_error)
@@ -477,6 +513,7 @@ static double measure(struct mb_run *run, struct member *m, int n, unsigned long
         want_sync &= prepare(run, &m[j], n > 1);
         budget += m[j].budget;
     }
+    if (n > 1 && o->min_rep_time > 0) share_k(m, n);
     if (n > 1) { /* the rounds: --timeout per test, so n of them */
         char desc[200], what[260];
         mb_row_desc(run, m[0].row, desc, sizeof desc);

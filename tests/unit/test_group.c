@@ -9,7 +9,9 @@
  *      and so is its order-statistic interval (docs/measurement.md, "Paired
  *      comparisons").
  * The rounds file is read back: one line per (round, member), rows as in
- * the CSV, as many rounds as each row's reps, each round a permutation. */
+ * the CSV, as many rounds as each row's reps, each round a permutation.
+ *   3. calibrated K: members within 2x of each other's time per iteration
+ *      run one K (the larger), a member 10x slower keeps its own. */
 #include "check.h"
 #include "internal.h"
 #include "solo.h"
@@ -31,6 +33,9 @@ struct synth {
 
 /* The machine's state in round r: a ramp (slow drift) and a jolt every few rounds. */
 static double drift(long r) { return 1e-5 * (1 + 0.01 * (double)r + 0.3 * (double)((r * 7919) % 13) / 13); }
+
+/* No drift: the time of `iters` iterations at the test's own cost. */
+static double steady(void *state, long iters) { return ((struct synth *)state)->factor * 1e-5 * (double)iters; }
 
 static double kernel(void *state, long iters)
 {
@@ -165,6 +170,21 @@ int main(int argc, char **argv)
     /* the JSON names the file and the seed */
     CHECK(run.extra_meta && strstr(run.extra_meta, "\"rounds\": \"mpimb-test-group-") &&
           strstr(run.extra_meta, "\"rounds_seed\": 42"));
+
+    /* 3. calibration to 1 ms: alone, 1e-5 s per iteration gives K = 100, 1.3e-5 s K = 93, 1e-4 s K = 12 */
+    run.opts.min_rep_time = 1e-3;
+    run.opts.reps = run.opts.max_reps = 6;
+    struct synth s3[3] = {{&c, 1.0}, {&c, 1.3}, {&c, 10.0}};
+    struct mb_kernel k3[3];
+    struct mb_row r3[3];
+    for (int j = 0; j < 3; j++) {
+        k3[j] = (struct mb_kernel){.state = &s3[j], .comm = MPI_COMM_WORLD, .run_timed = steady};
+        mb_row_init(&r3[j], "halo", "k");
+    }
+    CHECK(mb_measure(&run, &k3[1], &r3[1]) == 0 && r3[1].iters == 93);
+    CHECK(mb_measure_group(&run, k3, r3, 3) == 0);
+    CHECK(r3[0].iters == 100 && r3[1].iters == 100 && r3[2].iters == 12);
+    CHECK(fabs(r3[1].t.median / r3[0].t.median - 1.3) < 1e-9); /* per iteration, whatever K */
 
     fclose(run.csv);
     remove(path);
