@@ -288,6 +288,18 @@ def test_compound_words(tmp_path: Path) -> None:
     assert keys and all(k.startswith("put-latency/fence/") for k in keys)
 
 
+def test_under_asan(tmp_path: Path) -> None:
+    """A sanitizer build re-executes itself with its runtime first in LD_PRELOAD (ASan refuses to run
+    otherwise): the trace is written, exit 0."""
+    p = bindir("mpich", "asan").parent / "lib" / "libmpimb-prof.so"
+    if not p.exists():
+        pytest.skip(f"{p} not built")
+    r = run_mpi("mpich", 1, "collectives", "--quick", "--tests", "bcast", "-m", "8:8", "--trace", "bcast/8",
+                out=tmp_path / "a.csv", san="asan")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "a-trace.json").read_text())["otherData"]["stretches"]
+
+
 def test_without_trace_the_profiler_is_not_loaded(tmp_path: Path) -> None:
     r = run_mpi("openmpi", 2, "halocompare", "--quick", *ARGS, out=tmp_path / "n.csv")
     assert r.returncode == 0, r.stderr

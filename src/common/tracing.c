@@ -170,22 +170,26 @@ const char *mb_trace_check(const struct mb_program *prog, const struct mb_opts *
     return NULL;
 }
 
-/* This process's copy of libmpimb-prof.so, from /proc/self/maps. */
-static void find_loaded(void)
+/* The path of the first library in this process's maps whose name has
+ * `name` in it, into out; 0 if none. */
+static int mapped(const char *name, char *out, size_t len)
 {
     FILE *f = fopen("/proc/self/maps", "r");
     char line[PATH_MAX + 128];
-    loaded[0] = 0;
-    while (f && fgets(line, sizeof line, f)) {
+    out[0] = 0;
+    while (f && !out[0] && fgets(line, sizeof line, f)) {
         char *p = strchr(line, '/');
-        if (p && strstr(p, "libmpimb-prof.so")) {
+        if (p && strstr(p, name)) {
             p[strcspn(p, "\n")] = 0;
-            snprintf(loaded, sizeof loaded, "%s", p);
-            break;
+            snprintf(out, len, "%s", p);
         }
     }
     if (f) fclose(f);
+    return out[0] != 0;
 }
+
+/* This process's copy of libmpimb-prof.so. */
+static void find_loaded(void) { mapped("libmpimb-prof.so", loaded, sizeof loaded); }
 
 static int lib_beside(char *out, size_t len)
 {
@@ -209,7 +213,7 @@ void mb_trace_preload(char **argv, const struct mb_opts *o, char *err, size_t le
 {
     find_loaded();
     if (!o->trace || loaded[0]) return; /* (never reached with --trace in simulation: refused above) */
-    char lib[PATH_MAX], pre[2 * PATH_MAX + 8];
+    char lib[PATH_MAX], pre[3 * PATH_MAX + 16];
     if (getenv("MPIMB_TRACE_EXEC")) {
         snprintf(err, len, "--trace: LD_PRELOAD=%s did not load the profiler", getenv("LD_PRELOAD"));
         return;
@@ -219,8 +223,11 @@ void mb_trace_preload(char **argv, const struct mb_opts *o, char *err, size_t le
                            "build it with make)");
         return;
     }
+    /* a sanitizer's runtime must stay first in the preload list (ASan checks): name it first */
+    char san[PATH_MAX] = "";
+    if (!mapped("libasan.so", san, sizeof san)) mapped("libtsan.so", san, sizeof san);
     const char *old = getenv("LD_PRELOAD");
-    snprintf(pre, sizeof pre, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
+    snprintf(pre, sizeof pre, "%s%s%s%s%s", san, *san ? ":" : "", old && *old ? old : "", old && *old ? ":" : "", lib);
     setenv("LD_PRELOAD", pre, 1);
     setenv("MPIMB_TRACE_EXEC", "1", 1);
     setenv("MPIMB_PROF_TRACE", o->trace_out ? o->trace_out : "@program", 1);
