@@ -224,7 +224,8 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
             continue
         if g["bytes"].nunique() < 2 or len(out) >= max_plots:
             continue
-        title = f"{prog} {test}: " + " vs ".join(n for n in names if n in set(g["set"].astype(str)))
+        present = set(g["set"].astype(str).unique())
+        title = f"{prog} {test}: " + " vs ".join(n for n in names if n in present)
         fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
         keys = list(g[COMPARE_SERIES].drop_duplicates().head(3).itertuples(index=False, name=None))
         shown = [c for i, c in enumerate(COMPARE_SERIES) if len({str(k[i]) for k in keys}) > 1 or
