@@ -224,6 +224,18 @@ def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:
     assert q.returncode == 1 and len(q.stderr.splitlines()) == 1, q.stderr
 
 
+def test_launch_pairs_meet_whatever_their_start() -> None:
+    """The harness picks window or barrier starts per run (clock quality): a launch without the file
+    that started on windows pairs with one with the file that fell back to barriers (CI once failed
+    with 'no pair of launches' when the two launches chose differently)."""
+    rows = [{"program": "collectives", "test": "allreduce", "bytes": 8.0, "comm": "world", "nprocs": 4,
+             "method": "library", "start_utc": f"2026-01-01T00:00:0{i}Z", "time_median_s": t,
+             "params": f"sync={s};timing=osu" + (";tuning=r.conf" if tuned else "")}
+            for i, (s, tuned, t) in enumerate((("window", False, 2e-6), ("barrier", True, 1e-6)))]
+    got = T.tuned_against_default(pd.DataFrame(rows))
+    assert len(got) == 1 and got[0].file == "r.conf" and got[0].default_s == 2e-6 and got[0].tuned_s == 1e-6
+
+
 def test_mpich_names_map_to_values(measured: tuple[str, object], tmp_path: Path) -> None:
     """MPICH lists its algorithms only in the variable's description: set each variable by name in the
     environment (which MPICH parses itself) and the value it reads back is the one the suite gave the name."""

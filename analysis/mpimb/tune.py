@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .judge import Finding, paired_verdict, plain, tail, verdict
-from .keys import param_values, without_param
+from .keys import param_values, split_sync, without_param
 from .load import Run, frame, groups
 from .paired import MIN_ROUNDS, Paired, paired_ratio
 from .render import Table, fmt, fmt_bytes
@@ -291,7 +291,7 @@ def tuned_against_default(d: pd.DataFrame) -> list[Tuned]:
     for col in ("na", "failed"):  # the findings' frame has neither left
         if col in d:
             keep &= ~d[col].astype(bool)
-    c = d[keep]
+    c = split_sync(d[keep])  # launches that started their repetitions differently still pair
     tuning = param_values(c["params"], "tuning")
     if not (tuning != "").any():
         return []
