@@ -85,6 +85,7 @@ static inline uint64_t mbp_ticks(void)
 }
 void mbp_clock_start(void);
 double mbp_clock_stop(void); /* seconds per tick, measured over the whole run */
+uint64_t mbp_ticks_with(double (*clock)(void), double *at); /* a tick and clock() read together */
 const char *mbp_clock_name(void);
 
 static inline int mbp_bin(uint64_t bytes)

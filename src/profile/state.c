@@ -39,7 +39,6 @@ const char *const mbp_family_names[MBP_NFAMILIES] = {
  * CLOCK_MONOTONIC over the whole run, so seconds are exact to ~1e-6. */
 int mbp_use_tsc;
 static uint64_t tick0;
-static struct timespec mono0;
 
 uint64_t mbp_ticks_slow(void)
 {
@@ -66,21 +65,38 @@ static int invariant_tsc(void)
 #endif
 }
 
+static double mono_s(void) { return 1e-9 * (double)mbp_ticks_slow(); }
+
+/* A tick and another clock's reading taken together: the tightest of a few
+ * brackets (ticks before and after the clock's read).  A single pair of reads
+ * can be split by a preemption, common on a loaded node, and that shifts
+ * every time converted through the pair by the preemption's length. */
+uint64_t mbp_ticks_with(double (*clock)(void), double *at)
+{
+    uint64_t width = UINT64_MAX, mid = 0;
+    for (int i = 0; i < 16; i++) {
+        uint64_t a = mbp_ticks();
+        double c = clock();
+        uint64_t b = mbp_ticks();
+        if (b >= a && b - a < width) width = b - a, mid = a + (b - a) / 2, *at = c;
+    }
+    return mid;
+}
+
+static double mono0;
+
 void mbp_clock_start(void)
 {
     mbp_use_tsc = invariant_tsc();
-    clock_gettime(CLOCK_MONOTONIC, &mono0);
-    tick0 = mbp_ticks();
+    tick0 = mbp_ticks_with(mono_s, &mono0);
 }
 
 double mbp_clock_stop(void)
 {
-    uint64_t t = mbp_ticks();
-    struct timespec m;
-    clock_gettime(CLOCK_MONOTONIC, &m);
+    double m;
+    uint64_t t = mbp_ticks_with(mono_s, &m);
     if (!mbp_use_tsc || t <= tick0) return 1e-9;
-    double s = (double)(m.tv_sec - mono0.tv_sec) + 1e-9 * (double)(m.tv_nsec - mono0.tv_nsec);
-    return s / (double)(t - tick0);
+    return (m - mono0) / (double)(t - tick0);
 }
 
 const char *mbp_clock_name(void) { return mbp_use_tsc ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)"; }

@@ -436,8 +436,7 @@ void mbp_trace_finish(const char *profile_run_id)
     if (mbp_tracing()) mbp_trace_pcontrol(0, NULL, NULL); /* a stretch still open ends here */
     /* clocks: this rank's ticks against its MPI_Wtime, then the harness's alignment to rank 0 */
     spt_g = mbp_clock_stop();
-    tick_ref = mbp_ticks();
-    w_ref = mb_sync_clock();
+    tick_ref = mbp_ticks_with(mb_sync_clock, &w_ref);
     struct mb_run run = {.world = mbp.world, .rank = mbp.rank, .nprocs = mbp.size};
     mb_sync_start(&run);
     double err = mb_sync_error(), res = mb_sync_resolution();
