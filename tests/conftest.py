@@ -21,6 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # The programs end by running mpimb-report's findings on their CSV; the tests check the CSV and the
 # findings themselves (tests/test_trust.py, tests/analysis), so every other launch skips that step.
 os.environ.setdefault("MPIMB_REPORT", "none")
+# Two pytest workers each launch jobs that fit the 2 cores alone, so together they oversubscribe the
+# machine while each mpiexec believes it fits.  Open MPI then polls for messages without yielding the
+# core, and two busy-polling jobs take turns at the scheduler's slice (two concurrent `halocompare --quick`
+# at -n 2: 31 s and 33 s against 6.5 s and 6.5 s with the setting, measured on a loaded machine);
+# told to yield when idle it gives the core back.  Tests check correctness, never speed, so nothing they
+# check changes.  (MPICH's ch4 device has no such setting.)
+os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
 
 # The results columns: the schema's one definition (analysis/mpimb/schema/).
 COLUMNS = [c["title"] for c in json.loads(
