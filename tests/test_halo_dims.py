@@ -95,12 +95,15 @@ SHAPES = [(1, [1, 1, 1]), (2, [2, 1, 1]), (3, [3, 1, 1]), (4, [2, 2, 1]), (5, [5
 
 @pytest.mark.parametrize(("n", "grid"), SHAPES, ids=[str(s[0]) for s in SHAPES])
 def test_openmpi_3d_degenerate_grids(tmp_path: Path, n: int, grid: list[int]) -> None:
-    """Every method on every communicator, verified, on the grid MPI_Dims_create makes of n processes."""
+    """Every method on every communicator, verified, on the grid MPI_Dims_create makes of n processes; on
+    3x2x2 the non-periodic one-sender rows are test_one_sender_is_the_centre's third grid."""
     # 12 ranks on 2 cores: the shape is the point (node's block is the whole grid there: world's map)
     comms = COMMS if n < 12 else ("world", "cart")
     run = run_mpi("openmpi", n, "halocompare", "--dims", "3", "--quick", "--verify", "--methods", "all",
                   "--comms", ",".join(comms), *ONCE, out=tmp_path / "h.csv", timeout=900)
-    check_dims(run, n, 3, grid, comms=comms)
+    rows = check_dims(run, n, 3, grid, comms=comms)
+    if n == 12:
+        check_centre([r for r in rows if r["test"] == "one-sender" and r["periodic"] == "0"], 3, 4, 11)
 
 
 @pytest.mark.parametrize(("n", "grid"), [(1, [1, 1, 1]), (2, [2, 1, 1])])
@@ -130,20 +133,26 @@ def test_1d_one_and_two_ranks(tmp_path: Path, lib: str) -> None:
         check_dims(run, n, 1, [n])
 
 
-@pytest.mark.parametrize(("dims", "n", "faces", "full"), [(1, 5, 2, 2), (2, 9, 4, 8), (3, 12, 4, 11)])
-def test_one_sender_is_the_centre(tmp_path: Path, dims: int, n: int, faces: int, full: int) -> None:
-    """The sender is the centre process: on a non-periodic grid it sends to as many neighbours as the centre
-    has (5 in a row: 2; 3x3: 4 and 8; 3x2x2: 4 and 11 — a corner would have 1; 2 and 3; 3 and 7)."""
-    run = run_mpi("openmpi", n, "halocompare", "--dims", str(dims), "--quick", "--verify", "--tests",
-                  "one-sender", "--periodic", "no", out=tmp_path / "h.csv")
-    assert run.returncode == 0, run.stderr
-    rows = check_schema(run, "halocompare", n)
+def check_centre(rows: list[dict[str, str]], dims: int, faces: int, full: int) -> None:
+    """Non-periodic one-sender rows, one per stencil: the sender sends to the centre's faces or full
+    stencil."""
     assert len(rows) == len(STENCILS[dims])
     for r in rows:
         assert r["verified"] == "yes"
         sent = float(r["mbps"]) * 1e6 * float(r["time_median_s"])  # bytes the sender sends per exchange
         want = faces if r["neighbors"] == STENCILS[dims][0] else full
         assert round(sent / int(r["bytes"])) == want, r
+
+
+@pytest.mark.parametrize(("dims", "n", "faces", "full"), [(1, 5, 2, 2), (2, 9, 4, 8)])
+def test_one_sender_is_the_centre(tmp_path: Path, dims: int, n: int, faces: int, full: int) -> None:
+    """The sender is the centre process: on a non-periodic grid it sends to as many neighbours as the centre
+    has (5 in a row: 2; 3x3: 4 and 8; 3x2x2: 4 and 11, in test_openmpi_3d_degenerate_grids[12] — a corner
+    would have 1; 2 and 3; 3 and 7)."""
+    run = run_mpi("openmpi", n, "halocompare", "--dims", str(dims), "--quick", "--verify", "--tests",
+                  "one-sender", "--periodic", "no", out=tmp_path / "h.csv")
+    assert run.returncode == 0, run.stderr
+    check_centre(check_schema(run, "halocompare", n), dims, faces, full)
 
 
 def test_3d_direction_names_in_verification(tmp_path: Path) -> None:
