@@ -76,9 +76,9 @@ def test_self_neighbour_grids(tmp_path: Path, n: int) -> None:
 def test_2x2_periodic_same_partner_twice(tmp_path: Path, lib: str) -> None:
     """2x2 periodic: N and S (E and W, and the diagonals) are the same process; slots must not collide.
     Open MPI on every communicator; MPICH (busy polling: 4 ranks cost ~0.5 s a test on 2 cores) on world,
-    tiny — what is MPICH's own here is the library under repeated partners, not the rank maps, which MPICH
-    runs on 2 ranks (test_halocompare.py::test_all_methods_verified) and on 4 in 3-D (2x2x1, world, cart,
-    node: test_halo_dims.py::test_mpich_4_ranks_every_method)."""
+    tiny — what is MPICH's own here is the library under repeated partners, not the rank maps (our code),
+    which MPICH runs on every communicator on 1 and 2 ranks (test_halocompare.py::test_all_methods_verified).
+    MPICH's partners repeated in several dimensions: test_halo_dims.py::test_mpich_4_ranks_every_method."""
     comms = ("world",) if lib == "mpich" else COMMS
     small = ["--count", "3", "--comms", ",".join(comms)] if lib == "mpich" else []
     run = run_mpi(lib, 4, "halocompare", "--quick", "--verify", "--periodic", "yes", "--tests", "halo",
