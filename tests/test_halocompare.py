@@ -1,7 +1,9 @@
 """halocompare end to end: every communicator x method x 4/8 neighbours x
 periodic, verified, on the process counts that make degenerate grids
 (1 process, 1xp for primes, 2x1 periodic = own neighbour, 2x2 periodic =
-the same partner twice), under Open MPI and MPICH."""
+the same partner twice), under Open MPI and MPICH; --methods all (the
+one-sided and neighbourhood-collective methods beside point-to-point, their
+tables) on 3x3 (Open MPI) and 1x1, 2x1 (MPICH)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,30 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, bindir, check_schema, launcher, run_mpi
+from conftest import (
+    COLUMNS,
+    Run,
+    bindir,
+    check_schema,
+    header_words,
+    launcher,
+    run_mpi,
+    stdout_tables,
+)
 
 P2P = "irecv-send,irecv-isend,phased,persistent,sendrecv"
+RMA = ["rma-fence-put", "rma-fence-get", "rma-pscw-put", "rma-pscw-get", "rma-lock-put", "rma-lock-get",
+       "rma-lockall-flush"]
+NEW = [*RMA, "neighbor-alltoall", "neighbor-ineighbor"]
+P2PS = P2P.split(",")
+ALL = [*P2PS, *NEW]
+NAIVE = "send-recv-naive"
 COMMS = ("world", "dup", "evenodd", "cart", "node", "random")
+# MPI_Dims_create(n, 2)
+GRIDS = {1: [1, 1], 2: [2, 1], 3: [3, 1], 4: [2, 2], 5: [5, 1], 6: [3, 2], 8: [4, 2], 9: [3, 3], 16: [4, 4]}
+# One repetition of one iteration, each starting on a barrier (no clock synchronisation rounds): for the
+# runs whose point is every test verified on a grid; the others keep --quick's repetitions and start
+ONCE = ["--reps", "1", "--warmup", "0", "--max-reps", "1", "--min-rep-time", "0", "--sync", "barrier"]
 
 
 def check_table(stdout: str, methods: list[str]) -> None:
@@ -35,13 +57,15 @@ def check_table(stdout: str, methods: list[str]) -> None:
     assert "cart: MPI_Cart_create(reorder=1) moved" in stdout
 
 
-def check_halo_run(run, n: int) -> None:  # type: ignore[no-untyped-def]
+def check_halo_run(run: Run, n: int, methods: list[str] = P2PS) -> None:
+    """Every (comm, method, 4/8, periodic) halo row once and 4 one-sender rows: verified, measured, 2000
+    doubles; the talk's table; the metadata (the grid MPI_Dims_create makes); progress lines."""
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "halocompare", n)
     halo = [r for r in rows if r["test"] == "halo"]
-    assert len(halo) == len(COMMS) * len(P2P.split(",")) * 2 * 2
+    assert len(halo) == len(COMMS) * len(methods) * 2 * 2
     assert {(r["comm"], r["method"], r["neighbors"], r["periodic"]) for r in halo} == {
-        (c, m, nb, p) for c in COMMS for m in P2P.split(",") for nb in ("4", "8") for p in ("0", "1")
+        (c, m, nb, p) for c in COMMS for m in methods for nb in ("4", "8") for p in ("0", "1")
     }
     for r in rows:
         assert r["verified"] == "yes", r
@@ -62,38 +86,68 @@ def check_halo_run(run, n: int) -> None:  # type: ignore[no-untyped-def]
     assert len(meta["ranks"]) == n and all(r["cpus"] for r in meta["ranks"])
     assert meta["topology"]["pus"] >= 1 and meta["topology"]["cores"] >= 1
     assert meta["mpi"]["library_version"]
-    assert meta["halocompare"]["count"] == 2000
+    assert meta["halocompare"]["count"] == 2000 and meta["halocompare"]["dims"] == GRIDS[n]
     assert "[1/" in run.stderr  # progress lines
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 8, 9, 16])
+def check_one_sided(run: Run) -> None:
+    """--methods all: never the unsafe method; a one-sided/neighbourhood table per boundary (non-periodic,
+    periodic), each new method once per stencil, a row per communicator, the window and assertions named,
+    no n/a; the metadata's window and assertions."""
+    assert NAIVE not in {r["method"] for r in run.rows()}  # "all" never selects the unsafe method
+    blocks = [b for b in stdout_tables(run.stdout) if "one-sided and neighbourhood collectives" in b]
+    assert len(blocks) == 2  # non-periodic and periodic
+    for b in blocks:
+        header = header_words(b, "comm")
+        assert all(header.count(m) == 2 for m in NEW)  # once per neighbour group
+        assert all(any(line.split()[:1] == [c] for line in b.splitlines()) for c in COMMS)
+        assert "RMA: window MPI_Win_allocate, assertions none" in b
+        assert "n/a" not in b
+    meta = run.meta()["halocompare"]
+    assert meta["win"] == "allocate" and meta["assert"] == "none"
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 8, 16])
 def test_openmpi_all_grids(tmp_path: Path, n: int) -> None:
-    run = run_mpi("openmpi", n, "halocompare", "--quick", "--verify", "--methods", P2P, out=tmp_path / "h.csv")
+    """The point-to-point methods on every grid (3x3: test_all_methods_verified); from 4 ranks (on 2 cores)
+    once per test: --quick's repetitions and clock-synchronised start are checked on 1, 2 and 3."""
+    once = ONCE if n >= 4 else []
+    run = run_mpi("openmpi", n, "halocompare", "--quick", "--verify", "--methods", P2P, *once,
+                  out=tmp_path / "h.csv")
     check_halo_run(run, n)
     assert "Open MPI" in run.meta()["mpi"]["library_version"]
 
 
-@pytest.mark.parametrize("n", [1, 2])
-def test_mpich(tmp_path: Path, n: int) -> None:
-    run = run_mpi("mpich", n, "halocompare", "--quick", "--verify", "--methods", P2P, out=tmp_path / "h.csv")
-    check_halo_run(run, n)
-    assert "MPICH" in run.meta()["mpi"]["library_version"]
+@pytest.mark.parametrize(("lib", "n"), [("openmpi", 9), ("mpich", 1), ("mpich", 2)])
+def test_all_methods_verified(tmp_path: Path, lib: str, n: int) -> None:
+    """The issue's "done when" (issue 3): --quick --verify --methods all, every method on every
+    communicator, on 3x3 and on the grids where a process is its own neighbour (1x1; 2x1 periodic: E = W
+    and N = S), with the one-sided and neighbourhood tables.  9 ranks and MPICH's 2 (busy polling) once
+    per test; MPICH on 1 rank keeps --quick's repetitions."""
+    once = ONCE if n > 1 else []
+    run = run_mpi(lib, n, "halocompare", "--quick", "--verify", "--methods", "all", *once, out=tmp_path / "h.csv",
+                  timeout=900)
+    check_halo_run(run, n, ALL)
+    check_one_sided(run)
+    assert ("Open MPI" if lib == "openmpi" else "MPICH") in run.meta()["mpi"]["library_version"]
 
 
 def test_mpich_four_ranks_smallest(tmp_path: Path) -> None:
-    """MPICH busy-polls: 4 ranks on 2 cores only with the smallest counts."""
-    run = run_mpi("mpich", 4, "halocompare", "--quick", "--verify", "--count", "1", "--reps", "1",
-                  "--warmup", "0", "--comms", "world,evenodd,cart", "--methods", "irecv-isend,phased,sendrecv",
-                  out=tmp_path / "h.csv")
+    """MPICH on the 2x2 grid, point-to-point (non-periodic and periodic: the same partner twice).  MPICH
+    busy-polls: 4 ranks on 2 cores only with the smallest counts, once per test, on world (the rank maps
+    are our code, the same under either library: MPICH runs every communicator on 1 and 2 ranks,
+    test_all_methods_verified)."""
+    run = run_mpi("mpich", 4, "halocompare", "--quick", "--verify", "--count", "1", *ONCE,
+                  "--comms", "world", "--methods", "irecv-isend,phased,sendrecv", out=tmp_path / "h.csv")
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "halocompare", 4)
-    assert len(rows) == 3 * 3 * 2 * 2 + 4 and all(r["verified"] == "yes" for r in rows)
+    assert len(rows) == 3 * 2 * 2 + 4 and all(r["verified"] == "yes" for r in rows)
 
 
 def test_sanitizers_clean(tmp_path: Path) -> None:
     """The ASan+UBSan build (MPICH: Open MPI needs suppressions) runs verified and reports nothing."""
     for n in (1, 2):
-        run = run_mpi("mpich", n, "halocompare", "--quick", "--verify", "--methods", P2P, san="asan",
+        run = run_mpi("mpich", n, "halocompare", "--quick", "--verify", "--methods", P2P, *ONCE, san="asan",
                       out=tmp_path / f"a{n}.csv")
         assert run.returncode == 0, run.stderr
         assert "AddressSanitizer" not in run.stderr and "runtime error" not in run.stderr
@@ -101,17 +155,26 @@ def test_sanitizers_clean(tmp_path: Path) -> None:
 
 
 def test_large_messages_verified(tmp_path: Path) -> None:
-    """Past the eager limit (rendezvous) on the 2x2 periodic mesh: same partner twice."""
+    """Past the eager limit (rendezvous) on the 2x2 periodic mesh: same partner twice; every method (the
+    one-sided ones in MPI_Win_allocate windows: MPI_Win_create in test_halocompare_rma), once per test."""
     run = run_mpi("openmpi", 4, "halocompare", "--quick", "--verify", "--count", "100000", "--periodic", "yes",
-                  "--comms", "world,cart", out=tmp_path / "h.csv")
+                  "--comms", "world,cart", *ONCE, out=tmp_path / "h.csv")
     assert run.returncode == 0, run.stderr
-    assert all(r["verified"] == "yes" for r in run.rows())
-    assert run.meta()["halocompare"]["dims"] == [2, 2]
+    rows = check_schema(run, "halocompare", 4)
+    assert all(r["verified"] == "yes" for r in rows)
+    assert run.meta()["halocompare"]["dims"] == [2, 2] and run.meta()["halocompare"]["win"] == "allocate"
+    halo = [r for r in rows if r["test"] == "halo"]
+    assert sorted((r["comm"], r["method"], r["neighbors"], r["periodic"]) for r in halo) == sorted(
+        (c, m, nb, "1") for c in ("world", "cart") for m in ALL for nb in ("4", "8"))
+    for r in halo:
+        assert r["stop_reason"] in ("ci", "max-reps", "budget"), r
+        assert 0 < float(r["time_min_s"]) <= float(r["time_median_s"]) <= float(r["time_max_s"])
+        assert r["bytes"] == "800000"
 
 
 def test_verification_catches_a_bad_element(tmp_path: Path) -> None:
     """Rank 0 sends stale data in one method: its neighbour names it; every other test goes on."""
-    run = run_mpi("openmpi", 3, "halocompare", "--quick", "--verify", out=tmp_path / "h.csv",
+    run = run_mpi("openmpi", 3, "halocompare", "--quick", "--verify", *ONCE, out=tmp_path / "h.csv",
                   env={"MPIMB_FAULT": "halo/irecv-send@0"})
     assert run.returncode == 1
     assert "verification failed in halocompare halo irecv-send world" in run.stderr
