@@ -4,15 +4,22 @@ gives programs, mpimb-report and Slurm scripts that work outside the
 checkout; DESTDIR stages under DESTDIR only; uninstall leaves the prefix as
 it was; a `make dist` tarball builds and installs without git and its
 results carry the version and commit; CFLAGS and friends add to the flags
-the build needs and never remove them."""
+the build needs and never remove them; each build knows its MPI (issue 26,
+part 1): every library's build lives in build/<library>/ whatever is built
+after it, make says whose the root binaries are, make install installs the
+build of the library it is given (MPI=...), by default the root binaries'
+one, and says which.  One clean clone with two builds (MPICH's, then the
+default Open MPI one) serves every test that needs a clone."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,37 +48,87 @@ def tree(root: Path) -> list[str]:
     return out
 
 
+# Every make in the clone (and in the tarball's tree) compiles at -O0, from the environment as a user's
+# CFLAGS: nothing here depends on the optimisation (the default -O2 -g is what make test-builds compiles),
+# and it halves the compile time.  The same CFLAGS for every make there, so none rebuilds for new flags.
+CLONE_ENV = {"CFLAGS": "-O0"}
+
+
+def make(args: list[str], cwd: Path, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return sh(["make", *args], cwd, timeout=timeout, env=CLONE_ENV, check=check)
+
+
+def libmpi(binary: Path) -> str:
+    """The MPI library a binary is linked with, as ldd shows it."""
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
+    libs = {w for line in out.splitlines() for w in line.split() if w.startswith(("libmpich.so", "libmpi.so"))}
+    assert len(libs) == 1, out
+    return "mpich" if libs.pop().startswith("libmpich") else "openmpi"
+
+
+def digest(d: Path) -> dict[str, str]:
+    return {p: hashlib.sha256((d / p).read_bytes()).hexdigest() for p in PROGRAMS}
+
+
+def note(stdout: str) -> list[str]:
+    """make's line saying whose the root binaries are."""
+    return [line for line in stdout.splitlines() if line.startswith("make: ./")]
+
+
+@dataclass
+class Clone:
+    """The clean clone and what its two builds said and left, in order."""
+    path: Path
+    commit: str           # HEAD, 12 digits
+    mpich_make: str       # stdout of the first build, make MPI=mpich
+    mpich_root: str       # the library ./halocompare was linked with after it
+    mpich_bins: dict[str, str]  # build/mpich/bin's programs after it
+    default_make: str     # stdout of the second build, plain make
+    default_root: str
+    mpich_bins_after: dict[str, str]  # build/mpich/bin's programs after the second build
+
+
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A clean clone of this checkout's HEAD, built with the default mpicc."""
-    if not shutil.which("mpicc") or not shutil.which("mpiexec.openmpi"):
-        pytest.skip("mpicc / mpiexec.openmpi not installed")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Clone:
+    """A clean clone of this checkout's HEAD, built with MPICH (make MPI=mpich), then with the default
+    mpicc (Open MPI here) beside it: the root binaries are the default build's, as after a plain make."""
+    for tool in ("mpicc", "mpicc.mpich", "mpiexec.openmpi", "ldd"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} not installed")
     head = sh(["git", "rev-parse", "HEAD"], ROOT).stdout.strip()
     d = tmp_path_factory.mktemp("clone") / "mpimb"
     sh(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(d)], ROOT)
     sh(["git", "checkout", "--quiet", head], d)
-    sh(["make", "-j2"], d)
-    return d, head[:12]
+    first = make(["-j2", "MPI=mpich"], d)
+    mpich_root, mpich_bins = libmpi(d / "halocompare"), digest(d / "build" / "mpich" / "bin")
+    second = make(["-j2"], d)
+    return Clone(d, head[:12], first.stdout, mpich_root, mpich_bins, second.stdout, libmpi(d / "halocompare"),
+                 digest(d / "build" / "mpich" / "bin"))
 
 
 # ------------------------------------------------------------------ install, use, uninstall
 @pytest.fixture(scope="module")
-def installed(clone: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    """make install PREFIX=p into a prefix that already holds something."""
-    src, _ = clone
+def installed(clone: Clone, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], str]:
+    """make install PREFIX=p into a prefix that already holds something: the prefix, its tree before, what
+    make install said."""
     prefix = tmp_path_factory.mktemp("prefix") / "p"
     (prefix / "bin").mkdir(parents=True)
     (prefix / "bin" / "theirs").write_text("not mpimb's\n")
     (prefix / "share").mkdir()
     before = tree(prefix)
-    sh(["make", "install", f"PREFIX={prefix}"], src, timeout=1200)
-    return prefix, before
+    p = make(["install", f"PREFIX={prefix}"], clone.path, timeout=1200)
+    return prefix, before, p.stdout + p.stderr
 
 
-def test_install_layout(installed: tuple[Path, list[str]]) -> None:
-    prefix, _ = installed
+def test_install_layout(installed: tuple[Path, list[str], str]) -> None:
+    """Programs, mpimb-report, Slurm scripts, data and docs where docs/install.md says; what the prefix
+    held is kept; plain make install after a plain make installs the root binaries' build (Open MPI's
+    here), and says so."""
+    prefix, _, said = installed
     for p in (*PROGRAMS, "mpimb-report"):
         assert os.access(prefix / "bin" / p, os.X_OK), p
+    assert "the Open MPI build in build/openmpi/bin" in said
+    assert all(libmpi(prefix / "bin" / prog) == "openmpi" for prog in PROGRAMS)
     share = prefix / "share" / "mpimb"
     for f in ("slurm/sweep", "slurm/collect", "slurm/lib/job-record", "platforms/two-node.xml",
               "schema/results.schema.json", "schema/meta.schema.json", "reframe/mpimb_checks.py",
@@ -82,10 +139,10 @@ def test_install_layout(installed: tuple[Path, list[str]]) -> None:
     assert (prefix / "bin" / "theirs").read_text() == "not mpimb's\n"
 
 
-def test_installed_programs_run_outside_the_checkout(installed: tuple[Path, list[str]], clone: tuple[Path, str],
+def test_installed_programs_run_outside_the_checkout(installed: tuple[Path, list[str], str], clone: Clone,
                                                      tmp_path: Path) -> None:
-    prefix, _ = installed
-    _, commit = clone
+    prefix, _, _ = installed
+    commit = clone.commit
     p = sh([*launcher("openmpi", 2), str(prefix / "bin" / "halocompare"), "--quick", "-o", "hc.csv"], tmp_path,
            timeout=300)
     meta = json.loads((tmp_path / "hc.json").read_text())
@@ -98,8 +155,8 @@ def test_installed_programs_run_outside_the_checkout(installed: tuple[Path, list
     assert u.returncode == 2
 
 
-def test_installed_sweep_finds_the_installed_programs(installed: tuple[Path, list[str]], tmp_path: Path) -> None:
-    prefix, _ = installed
+def test_installed_sweep_finds_the_installed_programs(installed: tuple[Path, list[str], str], tmp_path: Path) -> None:
+    prefix, _, _ = installed
     share = prefix / "share" / "mpimb"
     p = sh([str(share / "slurm" / "sweep"), "--dry-run", "-p", "halocompare,pingpong", "-N", "1,2", "--label", "site"],
            tmp_path)
@@ -113,24 +170,24 @@ def test_installed_sweep_finds_the_installed_programs(installed: tuple[Path, lis
     assert bad.returncode == 2
 
 
-def test_uninstall_leaves_the_prefix_as_it_was(installed: tuple[Path, list[str]], clone: tuple[Path, str]) -> None:
-    prefix, before = installed
-    src, _ = clone
-    sh(["make", "uninstall", f"PREFIX={prefix}"], src)
+def test_uninstall_leaves_the_prefix_as_it_was(installed: tuple[Path, list[str], str], clone: Clone) -> None:
+    prefix, before, _ = installed
+    src = clone.path
+    make(["uninstall", f"PREFIX={prefix}"], src)
     assert tree(prefix) == before
-    again = sh(["make", "uninstall", f"PREFIX={prefix}"], src, check=False)
+    again = make(["uninstall", f"PREFIX={prefix}"], src, check=False)
     assert again.returncode != 0 and "no mpimb installed here" in again.stderr
 
 
-def test_destdir_stages_under_destdir_only(clone: tuple[Path, str], tmp_path: Path) -> None:
+def test_destdir_stages_under_destdir_only(clone: Clone, tmp_path: Path) -> None:
     """mpimb-report's environment staged too, with mpimb alone in it (PIP_ARGS=--no-deps): its scripts
     and byte-code are relocated the same way whatever is installed (the full environment, pandas and
     all, is test_install_layout's), at a fraction of the time."""
-    src, _ = clone
+    src = clone.path
     final = Path("/opt/mpimb")
     existed = final.exists()
     stage = tmp_path / "stage"
-    sh(["make", "install", f"DESTDIR={stage}", f"PREFIX={final}", "PIP_ARGS=--no-deps"], src, timeout=1200)
+    make(["install", f"DESTDIR={stage}", f"PREFIX={final}", "PIP_ARGS=--no-deps"], src, timeout=1200)
     assert final.exists() == existed
     staged = stage / "opt" / "mpimb"
     assert sorted(p.name for p in stage.iterdir()) == ["opt"] and sorted(p.name for p in (stage / "opt").iterdir()) == [
@@ -145,14 +202,17 @@ def test_destdir_stages_under_destdir_only(clone: tuple[Path, str], tmp_path: Pa
     assert named.stdout == ""
     manifest = (staged / "share" / "mpimb" / "install-manifest").read_text().splitlines()
     assert all(line.split(" ", 1)[1].startswith(str(final)) or line.startswith("d /opt") for line in manifest)
-    sh(["make", "uninstall", f"DESTDIR={stage}", f"PREFIX={final}"], src)
+    make(["uninstall", f"DESTDIR={stage}", f"PREFIX={final}"], src)
     assert list(stage.iterdir()) == []
 
 
 # ------------------------------------------------------------------ make dist
-def test_dist_tarball_builds_and_installs_without_git(clone: tuple[Path, str], tmp_path: Path) -> None:
-    src, commit = clone
-    p = sh(["make", "dist"], src)
+def test_dist_tarball_builds_and_installs_without_git(clone: Clone, tmp_path: Path) -> None:
+    """The tarball has every file of the commit and a VERSION naming it; built and installed from it (no
+    git) a program's results carry that version and commit; the user's CFLAGS it is built with, quotes and
+    all, are the ones its results record."""
+    src, commit = clone.path, clone.commit
+    p = make(["dist"], src)
     tarball = src / f"mpimb-{VERSION}.tar.gz"
     assert tarball.is_file(), p.stdout
     out = tmp_path / "unpacked"
@@ -168,7 +228,9 @@ def test_dist_tarball_builds_and_installs_without_git(clone: tuple[Path, str], t
     names = sorted(str(p.relative_to(tree_dir)) for p in tree_dir.rglob("*") if p.is_file() or p.is_symlink())
     assert names == sorted(sh(["git", "ls-tree", "-r", "--name-only", "HEAD"], src).stdout.split())
     prefix = tmp_path / "q"
-    sh(["make", "-j2", "install", f"PREFIX={prefix}", "REPORT=no", "PROGRAMS=pingpong"], tree_dir, timeout=1200)
+    flags = "-O0 -DMB_TEST_NAME='\"it''s \\\"q\\\"\"'"
+    make(["-j2", "install", f"PREFIX={prefix}", "REPORT=no", "PROGRAMS=pingpong", f"CFLAGS={flags}"], tree_dir,
+         timeout=1200)
     assert not (prefix / "bin" / "mpimb-report").exists()
     v = sh([str(prefix / "bin" / "pingpong"), "--version"], tmp_path)
     assert v.stdout.splitlines()[0] == f"pingpong (mpimb) {VERSION}"
@@ -177,7 +239,10 @@ def test_dist_tarball_builds_and_installs_without_git(clone: tuple[Path, str], t
         "-o", "pp.csv"], tmp_path, timeout=300)
     meta = json.loads((tmp_path / "pp.json").read_text())
     assert meta["suite_version"] == VERSION and meta["git_commit"] == commit  # not unknown-dirty
-    sh(["make", "uninstall", f"PREFIX={prefix}"], tree_dir)
+    # the flags recorded in the metadata are the ones used, quotes and all
+    recorded = meta["compiler"]["flags"]
+    assert recorded.endswith(" -O0 -DMB_TEST_NAME='\"it''s \\\"q\\\"\"'"), recorded
+    make(["uninstall", f"PREFIX={prefix}"], tree_dir)
     assert not prefix.exists()
 
 
@@ -233,23 +298,9 @@ def test_cc_names_the_mpi_wrapper_like_osu(tmp_path: Path) -> None:
                if " -c -o " in line)
 
 
-def test_build_info_survives_quotes_in_cflags(tmp_path: Path) -> None:
-    """The flags recorded in the metadata are the ones used, quotes and all."""
-    if not shutil.which("mpicc.openmpi"):
-        pytest.skip("mpicc.openmpi not installed")
-    flags = "-O1 -DMB_TEST_NAME='\"it''s \\\"q\\\"\"'"
-    b = tmp_path / "b"
-    sh(["make", "-j2", "MPI=openmpi", f"BUILD={b}", f"BINDIR={b}/bin", f"CFLAGS={flags}", f"{b}/bin/halocompare"],
-       ROOT)
-    sh([str(b / "bin" / "halocompare"), "--quick", "--methods", "irecv-isend", "--comms", "world", "--neighbors", "4",
-        "--periodic", "no", "-o", "hc.csv"], tmp_path, timeout=120)
-    recorded = json.loads((tmp_path / "hc.json").read_text())["compiler"]["flags"]
-    assert recorded.endswith(" -O1 -DMB_TEST_NAME='\"it''s \\\"q\\\"\"'"), recorded
-
-
-def test_analysis_package_installs_on_its_own(clone: tuple[Path, str], tmp_path: Path) -> None:
+def test_analysis_package_installs_on_its_own(clone: Clone, tmp_path: Path) -> None:
     """pip install ./analysis: a wheel with the suite's version and the schema."""
-    src, _ = clone
+    src = clone.path
     py = ROOT / ".venv" / "bin" / "python"
     if not py.exists():
         pytest.skip("make venv first")
@@ -260,3 +311,49 @@ def test_analysis_package_installs_on_its_own(clone: tuple[Path, str], tmp_path:
     for f in ("mpimb/schema/results.schema.json", "mpimb/schema/meta.schema.json", "mpimb/cli.py",
               f"mpimb-{VERSION}.dist-info/entry_points.txt"):
         assert f in names, f
+
+
+# ------------------------------------------------------------------ two libraries, two builds
+def test_two_libraries_two_builds_and_install_says_which(clone: Clone, tmp_path: Path) -> None:
+    """Each build knows its MPI: MPICH's build stays intact when the default one is built beside it and
+    is not rebuilt when asked for again; make says whose the root binaries are; make install installs
+    MPI='s build, else the root binaries' one, and says which; --version says the library.  (Plain make
+    install after the plain make: test_install_layout.)  Ends as it began: the root binaries the default
+    build's."""
+    src = clone.path
+    # MPICH first: the root binaries were its build, and make said so in one line
+    assert note(clone.mpich_make) == [("make: ./collectives ./halocompare ./pingpong ./rma ./threads are now the "
+                                       "MPICH build (build/mpich/bin)")], clone.mpich_make[-2000:]
+    assert clone.mpich_root == "mpich"
+    v = sh([str(src / "build" / "mpich" / "bin" / "pingpong"), "--version"], tmp_path).stdout.splitlines()
+    assert v[1] == "built for MPICH (mpich)"
+    # the default build (Open MPI here) beside it: the MPICH build stayed intact
+    assert note(clone.default_make) == [("make: ./collectives ./halocompare ./pingpong ./rma ./threads are now the "
+                                         "Open MPI build (build/openmpi/bin)")], clone.default_make[-2000:]
+    assert clone.default_root == "openmpi"
+    assert clone.mpich_bins_after == clone.mpich_bins
+    assert all(libmpi(src / "build" / "mpich" / "bin" / prog) == "mpich" for prog in PROGRAMS)
+    openmpi = digest(src / "build" / "openmpi" / "bin")
+
+    # make install MPI=mpich after a default make: MPICH's build, the root binaries untouched
+    p = make(["install", "MPI=mpich", f"PREFIX={tmp_path}/b", "REPORT=no"], src)
+    assert "the MPICH build in build/mpich/bin" in p.stdout + p.stderr
+    assert all(libmpi(tmp_path / "b" / "bin" / prog) == "mpich" for prog in PROGRAMS)
+    assert libmpi(src / "halocompare") == "openmpi"
+
+    # MPICH again: nothing of it is rebuilt, and the Open MPI build stays intact
+    p = make(["-j2", "MPI=mpich"], src)
+    assert " -c -o " not in p.stdout
+    assert libmpi(src / "halocompare") == "mpich"
+    assert digest(src / "build" / "openmpi" / "bin") == openmpi
+    assert digest(src / "build" / "mpich" / "bin") == clone.mpich_bins
+    # ... and make install now installs the MPICH build, and says so
+    p = make(["install", f"PREFIX={tmp_path}/a", "REPORT=no"], src)
+    assert "the MPICH build in build/mpich/bin" in p.stdout + p.stderr
+    assert all(libmpi(tmp_path / "a" / "bin" / prog) == "mpich" for prog in PROGRAMS)
+
+    # the default build again: nothing rebuilt either, the root binaries its copies again
+    p = make(["-j2"], src)
+    assert " -c -o " not in p.stdout
+    assert libmpi(src / "halocompare") == "openmpi"
+    assert digest(src / "build" / "openmpi" / "bin") == openmpi

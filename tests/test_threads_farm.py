@@ -18,6 +18,8 @@ from conftest import check_bad_input, check_schema, run_mpi, text_table
 MW = ("mpi-only", "comm-threads", "worker-overlap")
 PLACES = ("same-pu", "smt-sibling", "other-core", "unbound")
 MEASURED = ("ci", "max-reps", "budget")
+# For the runs whose timing is not what they check: one repetition, no warm-up.
+FAST = ("--reps", "1", "--max-reps", "1", "--warmup", "0")
 
 
 def hwloc_count(*args: str) -> int:
@@ -36,21 +38,28 @@ def report_table(results: Path, title: str) -> list[list[str]]:
     return text_table(p.stdout, title)
 
 
-def test_master_worker(lib: str, tmp_path: Path) -> None:
-    """The 'Done when' command: -n 4 --tests master-worker --quick --verify, both libraries."""
-    run = run_mpi(lib, 4, "threads", "--tests", "master-worker", "--quick", "--verify",
-                  out=tmp_path / "mw.csv", timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    rows = check_schema(run, "threads", 4)
+def check_farm_rows(rows: list[dict[str, str]], blocks: int, block_size: int) -> None:
+    """master-worker's rows on 4 ranks: every version with 1, 2, 3 workers, measured and verified, the
+    threads each version runs, bzip2 the work."""
     assert [(r["method"], param(r, "workers")) for r in rows] == [(m, str(w)) for w in (1, 2, 3) for m in MW]
     for r in rows:
         w = int(param(r, "workers"))
         assert r["stop_reason"] in MEASURED and r["verified"] == "yes", r
-        assert r["test"] == "master-worker" and r["comm"] == "farm" and r["bytes"] == str(64 * 1024)
-        assert param(r, "blocks") == "6" and param(r, "work") == "bzip2" and "work-us" not in r["params"]
+        assert r["test"] == "master-worker" and r["comm"] == "farm" and r["bytes"] == str(block_size)
+        assert param(r, "blocks") == str(blocks) and param(r, "work") == "bzip2" and "work-us" not in r["params"]
         assert r["threads"] == str({"mpi-only": 1, "comm-threads": w, "worker-overlap": 2}[r["method"]])
         assert float(r["mbps"]) > 0 and float(r["cpu_pct"]) >= 0
         assert r["thread_level"] == "multiple"
+
+
+def test_master_worker(tmp_path: Path) -> None:
+    """The 'Done when' command: -n 4 --tests master-worker --quick --verify, Open MPI (MPICH busy-polls 4 ranks
+    on 2 cores: its 4-rank master-worker, the same rows with smaller blocks, is test_sanitizers_mpich's)."""
+    run = run_mpi("openmpi", 4, "threads", "--tests", "master-worker", "--quick", "--verify",
+                  out=tmp_path / "mw.csv", timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = check_schema(run, "threads", 4)
+    check_farm_rows(rows, 6, 64 * 1024)
     meta = run.meta()
     mw = meta["master_worker"]
     assert mw["blocks"] == 6 and mw["block_size"] == 65536 and mw["work"] == "bzip2"
@@ -87,7 +96,7 @@ def test_master_worker(lib: str, tmp_path: Path) -> None:
 ])
 def test_master_worker_catches_stale_blocks(work: str, message: str, tmp_path: Path) -> None:
     """MPIMB_FAULT=master-worker: the master sends another iteration's blocks; its check of every result fails."""
-    run = run_mpi("openmpi", 3, "threads", "--tests", "master-worker", "--quick", "--verify", "--work", work,
+    run = run_mpi("openmpi", 3, "threads", "--tests", "master-worker", "--quick", "--verify", "--work", work, *FAST,
                   out=tmp_path / "f.csv", env={"MPIMB_FAULT": "master-worker"}, timeout=600)
     assert run.returncode == 1, run.stderr[-3000:]
     rows = run.rows()
@@ -99,7 +108,7 @@ def test_master_worker_catches_stale_blocks(work: str, message: str, tmp_path: P
 def test_dispatch_limit_spin(tmp_path: Path) -> None:
     """--work spin --work-us 0, two workers picked by --workers: the master's dispatch rate, results verified."""
     run = run_mpi("openmpi", 4, "threads", "--tests", "master-worker", "--work", "spin", "--work-us", "0",
-                  "--workers", "2,1", "--blocks", "5", "--block-size", "1M", "--quick", "--verify",
+                  "--workers", "2,1", "--blocks", "5", "--block-size", "1M", "--quick", "--verify", *FAST,
                   out=tmp_path / "s.csv", timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     rows = check_schema(run, "threads", 4)
@@ -115,7 +124,7 @@ def test_master_worker_level_too_low(tmp_path: Path) -> None:
     """--level serialized: what needs MPI_THREAD_MULTIPLE (comm-threads with 2 workers, worker-overlap) is n/a with
     the reason; mpi-only and comm-threads with one worker (one master thread) run."""
     run = run_mpi("openmpi", 3, "threads", "--tests", "master-worker", "--level", "serialized", "--quick", "--verify",
-                  "--blocks", "2", "--block-size", "4K", out=tmp_path / "l.csv", timeout=600)
+                  "--blocks", "2", "--block-size", "4K", *FAST, out=tmp_path / "l.csv", timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     why = "n/a: needs MPI_THREAD_MULTIPLE, library provided serialized"
     got = {(r["method"], param(r, "workers")): r["stop_reason"] for r in check_schema(run, "threads", 3)}
@@ -172,7 +181,7 @@ def test_placement(lib: str, tmp_path: Path) -> None:
 def test_placement_spmd(tmp_path: Path) -> None:
     """4 ranks: spmd runs (ranks 1 and 3 are the second processes), placed where the communication thread would be."""
     run = run_mpi("openmpi", 4, "threads", "--tests", "overlap", "--placement", "same-pu,unbound", "--quick",
-                  "--verify", out=tmp_path / "s.csv", timeout=600)
+                  "--verify", *FAST, out=tmp_path / "s.csv", timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     rows = [r for r in check_schema(run, "threads", 4) if "placement=" in r["params"]]
     assert len(rows) == 6 and all(r["stop_reason"] in MEASURED and r["verified"] == "yes" for r in rows)
@@ -206,16 +215,18 @@ def test_cpu_time_every_test(tmp_path: Path) -> None:
 @pytest.mark.parametrize("san", ["tsan", "asan"])
 def test_sanitizers_mpich(san: str, tmp_path: Path) -> None:
     """The new code under MPICH's TSan and ASan builds: master-worker (3 workers, every version) and the placement
-    study with spmd, 4 ranks, tiny blocks; no report, every block verified."""
+    study with spmd, 4 ranks, tiny blocks, one repetition; no report, every block verified; master-worker's rows
+    as under Open MPI (test_master_worker)."""
     env = {"UCX_MEM_EVENTS": "no", "TSAN_OPTIONS": "halt_on_error=1 exitcode=66"} if san == "tsan" else {}
     run = run_mpi("mpich", 4, "threads", "--tests", "overlap,master-worker", "--placement", ",".join(PLACES),
-                  "--quick", "--verify", "--blocks", "3", "--block-size", "16K", out=tmp_path / f"{san}.csv", san=san,
+                  "--quick", "--verify", "--blocks", "3", "--block-size", "16K", *FAST, out=tmp_path / f"{san}.csv", san=san,
                   env=env, timeout=900)
     assert "Sanitizer" not in run.stderr and "runtime error" not in run.stderr, run.stderr[-6000:]
     assert run.returncode == 0, run.stderr[-3000:]
     rows = check_schema(run, "threads", 4)
     mw = [r for r in rows if r["test"] == "master-worker"]
     assert len(mw) == 9 and all(r["verified"] == "yes" for r in mw)
+    check_farm_rows(mw, 3, 16 * 1024)
     assert any(r["method"] == "spmd" and r["verified"] == "yes" for r in rows)
 
 
