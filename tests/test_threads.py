@@ -382,7 +382,8 @@ def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
         assert len(line) == 14 and line[7].endswith("%") and "-" not in line[2:6]
         assert float(line[6]) == pytest.approx(float(line[5]) - float(line[2]), abs=2e-3)
         # one round: the ratio of that round's two launches, no interval, no verdict
-        assert float(line[8]) == pytest.approx(float(line[5]) / float(line[2]), rel=2e-2)
+        # (printed to 3 decimals: a launch preempted under load can make the ratio print as 0.000)
+        assert float(line[8]) == pytest.approx(float(line[5]) / float(line[2]), rel=2e-2, abs=1e-3)
         assert line[9:] == ["[-]", "not", "judged", "(1", "round)"]
     order = json.loads((tmp_path / "thread-overhead.json").read_text())
     assert order["seed"] == 7 and order["rounds"] == 1 and sorted(order["order"][0]) == sorted(LEVELS)
