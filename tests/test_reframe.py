@@ -21,8 +21,12 @@ from conftest import LIBS, ROOT, have
 RFM_DIR = ROOT / "integrations" / "reframe"
 CONFIG = RFM_DIR / "config" / "local.py"
 CHECKS = RFM_DIR / "mpimb_checks.py"
-# tiny runs: --quick, few sizes
-QUICK = ["-S", "quick=y", "-S", "sizes=8:1K", "-S", "mpimb_threads.sizes=8:8"]
+# tiny runs: --quick, few sizes, one repetition, no warm-up, no clock synchronisation (the checks here are
+# about ReFrame's view of a run, not its figures), and 2 tasks: halocompare and collectives default to 4, and
+# MPICH's 4 busy-polling ranks on a 2-core machine cost 4x the CPU of 2 (every communicator of halocompare's
+# "all" exists at 2 ranks)
+QUICK = ["-S", "quick=y", "-S", "sizes=8:1K", "-S", "mpimb_threads.sizes=8:8", "-S", "num_tasks=2",
+         "-S", "options=--reps,1,--max-reps,1,--warmup,0,--sync,barrier"]
 PROGRAMS = ("halocompare", "pingpong", "collectives", "rma", "threads")
 
 
@@ -46,6 +50,7 @@ def run_reframe(work: Path, *args: str, checks: Path = CHECKS, timeout: float = 
            "--report-file", str(report), "--exec-policy", "serial", "--nocolor", *QUICK, *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RFM_", "MPIMB_"))}
     env["HOME"] = str(work)  # ReFrame's results database under ~/.reframe: keep it here
+    env["MPIMB_REPORT"] = "none"  # as for every launch of the tests (conftest.py): no findings step per job
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=work, env=env, check=False)
     assert report.exists(), p.stdout[-3000:] + p.stderr[-3000:]
     cases = [c for run in json.loads(report.read_text())["runs"] for c in run["testcases"]]

@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import check_schema
-from test_simulate import check_simulated_meta, needs_smpi, sim_run
+from test_simulate import ONE_REP, check_simulated_meta, needs_smpi, sim_run
 
 
 @needs_smpi
 def test_halocompare_3d_64_torus(tmp_path: Path) -> None:
     run = sim_run("halocompare", 64, "torus-bgl-64", "--dims", "3", "--comms", "world,cart", "--methods",
-                  "irecv-isend,rma-pscw-put,neighbor-alltoall", "--quick", "--verify", out=tmp_path / "h.csv")
+                  "irecv-isend,rma-pscw-put,neighbor-alltoall", "--quick", "--verify", *ONE_REP, out=tmp_path / "h.csv")
     rows = check_schema(run, "halocompare", 64)
     check_simulated_meta(run, "torus-bgl-64")
     assert run.meta()["halocompare"]["dims"] == [4, 4, 4]
