@@ -152,11 +152,15 @@ def test_disk_full_mid_run_fails_the_run(tmp_path: Path) -> None:
     p = None
     try:
         out = disk / "x.csv"
-        with open(tmp_path / "err", "w") as err:  # 26 rows (a dozen fill a page), 10 ms repetitions
+        # 28 rows (a dozen fill a page) of one-iteration repetitions; the self-test hook holds rank 0 for
+        # 0.2 s after each row, so the run lasts 5 s past its first row however loaded the machine is
+        # (calibrated 10 ms repetitions cost 10 times the CPU and lasted less on an idle machine)
+        with open(tmp_path / "err", "w") as err:
             p = subprocess.Popen([*launcher("openmpi", 2), str(bindir("openmpi") / "halocompare"), "-o", str(out),
-                                  "--methods", "irecv-isend,sendrecv", "--comms", "world,dup,cart", "--warmup", "0", "--reps", "3", "--max-reps",
-                                  "3", "--min-rep-time", "0.01"],
-                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+                                  "--methods", "irecv-isend,sendrecv", "--comms", "world,dup,cart", "--warmup", "0",
+                                  "--reps", "3", "--max-reps", "3", "--min-rep-time", "0"],
+                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                 env={**os.environ, "MPIMB_FAULT": "row-delay:0.2"})
         wait_progress(tmp_path / "err", 1)
         fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
         try:  # every block that is left
