@@ -34,6 +34,12 @@ COLUMNS = [c["title"] for c in json.loads(
     (ROOT / "analysis" / "mpimb" / "schema" / "results.schema.json").read_text())["prefixItems"]]
 
 LIBS = ("openmpi", "mpich")
+# Run options for tests that check what a run writes, not its statistics: one repetition without warm-up;
+# ONCE_BARRIER also skips the repetition-length calibration and starts each test on a barrier instead of
+# synchronised clock windows (a clock synchronisation per test).  Tests of the statistics, the
+# calibration or the window start keep a program's own defaults.
+ONCE = ("--reps", "1", "--max-reps", "1", "--warmup", "0")
+ONCE_BARRIER = (*ONCE, "--min-rep-time", "0", "--sync", "barrier")
 
 
 def bindir(lib: str, san: str | None = None) -> Path:

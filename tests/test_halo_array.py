@@ -11,7 +11,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Run, check_bad_input, check_schema, run_mpi
+from conftest import ONCE_BARRIER, ROOT, Run, check_bad_input, check_schema, run_mpi
 
 P2P = ["irecv-send", "irecv-isend", "phased", "persistent", "sendrecv"]
 ACTIVE = ["rma-fence-put", "rma-fence-get", "rma-pscw-put", "rma-pscw-get"]
@@ -22,7 +22,7 @@ PACKINGS = ("datatype", "pack", "mpi-pack")
 STENCILS = {2: ("4", "8"), 3: ("6", "26")}
 # one repetition of one iteration per test, each starting on a barrier: what is checked is that every
 # method x packing runs and every ghost cell is right (MPICH busy-polls: tiny counts past 2 ranks)
-TINY = ["--count", "4", "--reps", "1", "--warmup", "0", "--max-reps", "1", "--min-rep-time", "0", "--sync", "barrier"]
+TINY = ["--count", "4", *ONCE_BARRIER]
 QUIET = {"MPIMB_REPORT": "none"}  # no findings after the run (conftest's default; one test asks for them)
 REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 

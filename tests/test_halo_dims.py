@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Run, check_bad_input, check_schema, run_mpi
+from conftest import ONCE_BARRIER, Run, check_bad_input, check_schema, run_mpi
 
 P2P = ["irecv-send", "irecv-isend", "phased", "persistent", "sendrecv"]
 RMA = ["rma-fence-put", "rma-fence-get", "rma-pscw-put", "rma-pscw-get", "rma-lock-put", "rma-lock-get",
@@ -23,9 +23,8 @@ STENCILS = {1: ("2",), 2: ("4", "8"), 3: ("6", "26")}
 # One repetition of one iteration, each starting on a barrier (no clock synchronisation rounds, no
 # repetitions): where what is checked is that every method runs verified on a grid, not the statistics
 # (test_1d_one_and_two_ranks keeps --quick's 3 repetitions and the clock-synchronised start)
-ONCE = ["--reps", "1", "--warmup", "0", "--max-reps", "1", "--min-rep-time", "0", "--sync", "barrier"]
 # MPICH busy-polls: past 2 ranks on 2 cores only the smallest counts
-TINY = ["--count", "1", *ONCE]
+TINY = ["--count", "1", *ONCE_BARRIER]
 
 
 def check_dims(run: Run, n: int, dims: int, grid: list[int], methods: list[str] = ALL,
@@ -67,7 +66,7 @@ def check_table(stdout: str, dims: int, grid: list[int], comms: tuple[str, ...] 
 def test_openmpi_8_ranks_every_method_and_comm(tmp_path: Path, dims: int, grid: list[int]) -> None:
     """The issue's "done when", Open MPI: 2x2x2 (periodic: every extent 2, partners repeat) and 8 in a row."""
     run = run_mpi("openmpi", 8, "halocompare", "--dims", str(dims), "--quick", "--verify", "--methods", "all",
-                  *ONCE, out=tmp_path / "h.csv", timeout=900)
+                  *ONCE_BARRIER, out=tmp_path / "h.csv", timeout=900)
     check_dims(run, 8, dims, grid)
     check_table(run.stdout, dims, grid)
 
@@ -100,7 +99,7 @@ def test_openmpi_3d_degenerate_grids(tmp_path: Path, n: int, grid: list[int]) ->
     # 12 ranks on 2 cores: the shape is the point (node's block is the whole grid there: world's map)
     comms = COMMS if n < 12 else ("world", "cart")
     run = run_mpi("openmpi", n, "halocompare", "--dims", "3", "--quick", "--verify", "--methods", "all",
-                  "--comms", ",".join(comms), *ONCE, out=tmp_path / "h.csv", timeout=900)
+                  "--comms", ",".join(comms), *ONCE_BARRIER, out=tmp_path / "h.csv", timeout=900)
     rows = check_dims(run, n, 3, grid, comms=comms)
     if n == 12:
         check_centre([r for r in rows if r["test"] == "one-sender" and r["periodic"] == "0"], 3, 4, 11)
@@ -119,7 +118,7 @@ def test_asan_3d_clean(tmp_path: Path) -> None:
     nothing."""
     for n, grid in ((1, [1, 1, 1]), (2, [2, 1, 1])):
         run = run_mpi("mpich", n, "halocompare", "--dims", "3", "--quick", "--verify", "--methods", "all",
-                      "--comms", "world,cart", *ONCE, san="asan", out=tmp_path / f"a{n}.csv", timeout=600)
+                      "--comms", "world,cart", *ONCE_BARRIER, san="asan", out=tmp_path / f"a{n}.csv", timeout=600)
         assert "AddressSanitizer" not in run.stderr and "runtime error" not in run.stderr
         check_dims(run, n, 3, grid, comms=("world", "cart"))
 
@@ -187,7 +186,7 @@ def test_size_sweep_table_and_report(tmp_path: Path) -> None:
     sizes = [8 << i for i in range(14)]  # 8 .. 64K
     run = run_mpi("openmpi", 4, "halocompare", "-m", "8:64K", "--quick", "--verify", "--methods",
                   "irecv-isend,rma-lock-get", "--comms", "world,cart", "--periodic", "no", "--neighbors", "4",
-                  *ONCE, out=tmp_path / "h.csv", timeout=600)
+                  *ONCE_BARRIER, out=tmp_path / "h.csv", timeout=600)
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "halocompare", 4)
     halo = [r for r in rows if r["test"] == "halo"]
@@ -224,7 +223,7 @@ def test_size_sweep_3d_every_method(tmp_path: Path) -> None:
     """A sweep in 3-D runs and verifies every method at every size (the windows follow the size: 4 sizes
     from one double up, on the 2x2x2 periodic grid)."""
     run = run_mpi("openmpi", 8, "halocompare", "--dims", "3", "-m", "8:64", "--quick", "--verify", "--methods",
-                  "all", "--comms", "world", "--periodic", "yes", *ONCE, out=tmp_path / "h.csv", timeout=600)
+                  "all", "--comms", "world", "--periodic", "yes", *ONCE_BARRIER, out=tmp_path / "h.csv", timeout=600)
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "halocompare", 8)
     assert {(r["method"], r["neighbors"], int(r["bytes"])) for r in rows if r["test"] == "halo"} == {

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import (
     COLUMNS,
+    ONCE_BARRIER,
     Run,
     bindir,
     check_schema,
@@ -38,7 +39,6 @@ COMMS = ("world", "dup", "evenodd", "cart", "node", "random")
 GRIDS = {1: [1, 1], 2: [2, 1], 3: [3, 1], 4: [2, 2], 5: [5, 1], 6: [3, 2], 8: [4, 2], 9: [3, 3], 16: [4, 4]}
 # One repetition of one iteration, each starting on a barrier (no clock synchronisation rounds): for the
 # runs whose point is every test verified on a grid; the others keep --quick's repetitions and start
-ONCE = ["--reps", "1", "--warmup", "0", "--max-reps", "1", "--min-rep-time", "0", "--sync", "barrier"]
 
 
 def check_table(stdout: str, methods: list[str]) -> None:
@@ -111,7 +111,7 @@ def check_one_sided(run: Run) -> None:
 def test_openmpi_all_grids(tmp_path: Path, n: int) -> None:
     """The point-to-point methods on every grid (3x3: test_all_methods_verified); from 4 ranks (on 2 cores)
     once per test: --quick's repetitions and clock-synchronised start are checked on 1, 2 and 3."""
-    once = ONCE if n >= 4 else []
+    once = ONCE_BARRIER if n >= 4 else ()
     run = run_mpi("openmpi", n, "halocompare", "--quick", "--verify", "--methods", P2P, *once,
                   out=tmp_path / "h.csv")
     check_halo_run(run, n)
@@ -124,7 +124,7 @@ def test_all_methods_verified(tmp_path: Path, lib: str, n: int) -> None:
     communicator, on 3x3 and on the grids where a process is its own neighbour (1x1; 2x1 periodic: E = W
     and N = S), with the one-sided and neighbourhood tables.  9 ranks and MPICH's 2 (busy polling) once
     per test; MPICH on 1 rank keeps --quick's repetitions."""
-    once = ONCE if n > 1 else []
+    once = ONCE_BARRIER if n > 1 else ()
     run = run_mpi(lib, n, "halocompare", "--quick", "--verify", "--methods", "all", *once, out=tmp_path / "h.csv",
                   timeout=900)
     check_halo_run(run, n, ALL)
@@ -137,7 +137,7 @@ def test_mpich_four_ranks_smallest(tmp_path: Path) -> None:
     busy-polls: 4 ranks on 2 cores only with the smallest counts, once per test, on world (the rank maps
     are our code, the same under either library: MPICH runs every communicator on 1 and 2 ranks,
     test_all_methods_verified)."""
-    run = run_mpi("mpich", 4, "halocompare", "--quick", "--verify", "--count", "1", *ONCE,
+    run = run_mpi("mpich", 4, "halocompare", "--quick", "--verify", "--count", "1", *ONCE_BARRIER,
                   "--comms", "world", "--methods", "irecv-isend,phased,sendrecv", out=tmp_path / "h.csv")
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "halocompare", 4)
@@ -147,7 +147,7 @@ def test_mpich_four_ranks_smallest(tmp_path: Path) -> None:
 def test_sanitizers_clean(tmp_path: Path) -> None:
     """The ASan+UBSan build (MPICH: Open MPI needs suppressions) runs verified and reports nothing."""
     for n in (1, 2):
-        run = run_mpi("mpich", n, "halocompare", "--quick", "--verify", "--methods", P2P, *ONCE, san="asan",
+        run = run_mpi("mpich", n, "halocompare", "--quick", "--verify", "--methods", P2P, *ONCE_BARRIER, san="asan",
                       out=tmp_path / f"a{n}.csv")
         assert run.returncode == 0, run.stderr
         assert "AddressSanitizer" not in run.stderr and "runtime error" not in run.stderr
@@ -158,7 +158,7 @@ def test_large_messages_verified(tmp_path: Path) -> None:
     """Past the eager limit (rendezvous) on the 2x2 periodic mesh: same partner twice; every method (the
     one-sided ones in MPI_Win_allocate windows: MPI_Win_create in test_halocompare_rma), once per test."""
     run = run_mpi("openmpi", 4, "halocompare", "--quick", "--verify", "--count", "100000", "--periodic", "yes",
-                  "--comms", "world,cart", *ONCE, out=tmp_path / "h.csv")
+                  "--comms", "world,cart", *ONCE_BARRIER, out=tmp_path / "h.csv")
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "halocompare", 4)
     assert all(r["verified"] == "yes" for r in rows)
@@ -174,7 +174,7 @@ def test_large_messages_verified(tmp_path: Path) -> None:
 
 def test_verification_catches_a_bad_element(tmp_path: Path) -> None:
     """Rank 0 sends stale data in one method: its neighbour names it; every other test goes on."""
-    run = run_mpi("openmpi", 3, "halocompare", "--quick", "--verify", *ONCE, out=tmp_path / "h.csv",
+    run = run_mpi("openmpi", 3, "halocompare", "--quick", "--verify", *ONCE_BARRIER, out=tmp_path / "h.csv",
                   env={"MPIMB_FAULT": "halo/irecv-send@0"})
     assert run.returncode == 1
     assert "verification failed in halocompare halo irecv-send world" in run.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import (
+    ONCE_BARRIER,
     Run,
     bindir,
     check_bad_input,
@@ -53,7 +54,6 @@ def check_verified(
 
 # One repetition of one iteration, each starting on a barrier (no clock synchronisation rounds): what the
 # grid tests check is every method verified (test_window_flavours_and_assertions keeps the defaults)
-ONCE = ["--reps", "1", "--warmup", "0", "--max-reps", "1", "--min-rep-time", "0", "--sync", "barrier"]
 
 
 def one_sided_table(stdout: str) -> list[str]:
@@ -67,7 +67,7 @@ def test_self_neighbour_grids(tmp_path: Path, n: int) -> None:
     MPICH's 1x1 and 2x1 run every method on every communicator in
     test_halocompare.py::test_all_methods_verified."""
     run = run_mpi("openmpi", n, "halocompare", "--quick", "--verify", "--methods", ",".join(NEW), "--tests",
-                  "halo", "--comms", "world,cart", *ONCE, out=tmp_path / "h.csv", timeout=600)
+                  "halo", "--comms", "world,cart", *ONCE_BARRIER, out=tmp_path / "h.csv", timeout=600)
     check_verified(run, n, NEW, comms=("world", "cart"))
     assert run.meta()["halocompare"]["dims"] == [n, 1]
 
@@ -82,7 +82,7 @@ def test_2x2_periodic_same_partner_twice(tmp_path: Path, lib: str) -> None:
     comms = ("world",) if lib == "mpich" else COMMS
     small = ["--count", "3", "--comms", ",".join(comms)] if lib == "mpich" else []
     run = run_mpi(lib, 4, "halocompare", "--quick", "--verify", "--periodic", "yes", "--tests", "halo",
-                  "--methods", ",".join(NEW), *small, *ONCE, out=tmp_path / "h.csv", timeout=900)
+                  "--methods", ",".join(NEW), *small, *ONCE_BARRIER, out=tmp_path / "h.csv", timeout=900)
     check_verified(run, 4, NEW, comms=comms, periodic=("1",))
     assert run.meta()["halocompare"]["dims"] == [2, 2]
 
@@ -91,7 +91,7 @@ def test_large_messages_2x2(tmp_path: Path) -> None:
     """Past the eager limit, 2x2 periodic, in MPI_Win_create windows (MPI_Win_allocate, the default: every
     method in test_halocompare.py::test_large_messages_verified)."""
     run = run_mpi("openmpi", 4, "halocompare", "--quick", "--verify", "--count", "100000", "--periodic", "yes",
-                  "--comms", "world", "--tests", "halo", "--methods", ",".join(NEW), "--win", "create", *ONCE,
+                  "--comms", "world", "--tests", "halo", "--methods", ",".join(NEW), "--win", "create", *ONCE_BARRIER,
                   out=tmp_path / "create.csv", timeout=600)
     check_verified(run, 4, NEW, comms=("world",), periodic=("1",))
     assert run.meta()["halocompare"]["win"] == "create"
@@ -149,7 +149,7 @@ def test_asan_clean(tmp_path: Path) -> None:
     """The ASan+UBSan build (MPICH) runs every new method verified and reports nothing."""
     for n in (1, 2):
         run = run_mpi("mpich", n, "halocompare", "--quick", "--verify", "--methods", ",".join(NEW), "--tests",
-                      "halo", "--comms", "world,cart", *ONCE, san="asan", out=tmp_path / f"a{n}.csv", timeout=600)
+                      "halo", "--comms", "world,cart", *ONCE_BARRIER, san="asan", out=tmp_path / f"a{n}.csv", timeout=600)
         assert run.returncode == 0, run.stderr
         assert "AddressSanitizer" not in run.stderr and "runtime error" not in run.stderr
         check_verified(run, n, NEW, comms=("world", "cart"))

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, ROOT, bindir, launcher, text_table
+from conftest import COLUMNS, ONCE, ROOT, bindir, launcher, text_table
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
 from helpers import browser_check, cli
@@ -26,7 +26,6 @@ APP = ROOT / "tests" / "profile" / "app.c"
 RING = ROOT / "tests" / "profile" / "ring.f90"
 MELT = Path("/usr/share/lammps/examples/melt/in.melt")
 # For the runs whose timing is not what they check: one repetition, no warm-up.
-FAST = ["--reps", "1", "--max-reps", "1", "--warmup", "0"]
 MATRIX_COLUMNS = [c["title"] for c in json.loads(
     (ROOT / "analysis" / "mpimb" / "schema" / "matrix.schema.json").read_text())["prefixItems"]]
 
@@ -281,7 +280,7 @@ def test_threads_multiple_exact(tmp_path: Path) -> None:
         pytest.skip(f"{exe} not built")
     mon = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
            "--mca", "pml_monitoring_filename", str(tmp_path / "mon")]
-    r = run_profiled("openmpi", 2, [str(exe), "--quick", *FAST, "-o", str(tmp_path / "t.csv")], tmp_path / "prof",
+    r = run_profiled("openmpi", 2, [str(exe), "--quick", *ONCE, "-o", str(tmp_path / "t.csv")], tmp_path / "prof",
                      launch_extra=mon)
     assert r.returncode == 0, r.stderr[-3000:]
     p = Profile(tmp_path / "prof")
@@ -300,7 +299,7 @@ def test_matrix_across_communicators(tmp_path: Path) -> None:
         pytest.skip(f"{exe} not built")
     mon = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
            "--mca", "pml_monitoring_filename", str(tmp_path / "mon")]
-    cmd = [str(exe), "--quick", *FAST, "--comms", "world,dup,evenodd,cart", "--methods", "irecv-isend,sendrecv",
+    cmd = [str(exe), "--quick", *ONCE, "--comms", "world,dup,evenodd,cart", "--methods", "irecv-isend,sendrecv",
            "--neighbors", "4", "--periodic", "yes", "--tests", "halo", "--sync", "barrier", "-o",
            str(tmp_path / "h.csv")]
     # 6 ranks: a 3x2 grid, whose partners change with the ordering (a 2x2 periodic grid's do not)
@@ -316,8 +315,8 @@ def test_lammps_report(lammps: dict[int, Path], tmp_path: Path, capsys: pytest.C
     the application's tables and the achieved / achievable table with numbers; the HTML renders."""
     bench = tmp_path / "bench"
     bench.mkdir()
-    for prog, n, args in (("pingpong", 2, ["--tests", "latency,bw", "-m", "0:64K", *FAST]),
-                          ("collectives", 4, ["-t", "allreduce,bcast", "-m", "0:64", *FAST, "--sync", "barrier"])):
+    for prog, n, args in (("pingpong", 2, ["--tests", "latency,bw", "-m", "0:64K", *ONCE]),
+                          ("collectives", 4, ["-t", "allreduce,bcast", "-m", "0:64", *ONCE, "--sync", "barrier"])):
         exe = bindir("openmpi") / prog
         if not exe.exists():
             pytest.skip(f"{exe} not built")

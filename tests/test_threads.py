@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, bindir, check_bad_input, check_schema, run_mpi
+from conftest import ONCE, ROOT, bindir, check_bad_input, check_schema, run_mpi
 
 TESTS = (
     "overhead-latency",
@@ -30,7 +30,6 @@ LEVELS = ("single", "funneled", "serialized", "multiple")
 MEASURED = ("ci", "max-reps", "budget")
 # For the runs whose timing is not what they check: one repetition, no warm-up (test_every_test, the
 # TSan run and scripts/thread-overhead keep --quick's counts).
-FAST = ("--reps", "1", "--max-reps", "1", "--warmup", "0")
 
 
 def need(row: dict[str, str], threads: int) -> str | None:
@@ -162,7 +161,7 @@ def test_processes_side_by_side(tmp_path: Path) -> None:
         ",".join(MT),
         "--quick",
         "--verify",
-        *FAST,
+        *ONCE,
         out=out,
     )
     assert run.returncode == 0, run.stderr
@@ -184,7 +183,7 @@ def test_levels(lib: str, level: str, tmp_path: Path) -> None:
     the CSV (both libraries provide what is asked), the tests needing more are skipped with the reason, exit 0;
     under MPICH at FUNNELED, exactly the multi-threaded rows."""
     out = tmp_path / "l.csv"
-    run = run_mpi(lib, 2, "threads", "--level", level, "--quick", "--verify", *FAST, out=out)
+    run = run_mpi(lib, 2, "threads", "--level", level, "--quick", "--verify", *ONCE, out=out)
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "threads", 2)
     assert rows[0]["thread_level"] == level
@@ -224,7 +223,7 @@ def test_one_thread_single(tmp_path: Path) -> None:
         "1",
         "--quick",
         "--verify",
-        *FAST,
+        *ONCE,
         out=out,
     )
     assert run.returncode == 0, run.stderr
@@ -259,7 +258,7 @@ def test_pairing_sizes_and_bind(tmp_path: Path) -> None:
         "--bind",
         "--quick",
         "--verify",
-        *FAST,
+        *ONCE,
         out=out,
     )
     assert run.returncode == 0, run.stderr
@@ -440,7 +439,7 @@ def test_thread_overhead_bad_input(
 def test_one_rank(tmp_path: Path) -> None:
     """One rank: the two-party tests say why they cannot run, coll-mt still runs."""
     run = run_mpi(
-        "openmpi", 1, "threads", "--quick", "--verify", *FAST, out=tmp_path / "one.csv"
+        "openmpi", 1, "threads", "--quick", "--verify", *ONCE, out=tmp_path / "one.csv"
     )
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "threads", 1)
@@ -463,7 +462,7 @@ def test_three_ranks_one_thread(tmp_path: Path) -> None:
         "1",
         "--quick",
         "--verify",
-        *FAST,
+        *ONCE,
         out=tmp_path / "three.csv",
     )
     assert run.returncode == 0, run.stderr
@@ -485,7 +484,7 @@ def test_verify_catches_corruption(tests: tuple[str, ...], tmp_path: Path) -> No
         ",".join(tests),
         "--quick",
         "--verify",
-        *FAST,
+        *ONCE,
         out=tmp_path / "v.csv",
         env={"MPIMB_FAULT": ";".join(tests)},
     )

@@ -13,13 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import check_bad_input, check_schema, run_mpi, text_table
+from conftest import ONCE, check_bad_input, check_schema, run_mpi, text_table
 
 MW = ("mpi-only", "comm-threads", "worker-overlap")
 PLACES = ("same-pu", "smt-sibling", "other-core", "unbound")
 MEASURED = ("ci", "max-reps", "budget")
 # For the runs whose timing is not what they check: one repetition, no warm-up.
-FAST = ("--reps", "1", "--max-reps", "1", "--warmup", "0")
 
 
 def hwloc_count(*args: str) -> int:
@@ -96,7 +95,7 @@ def test_master_worker(tmp_path: Path) -> None:
 ])
 def test_master_worker_catches_stale_blocks(work: str, message: str, tmp_path: Path) -> None:
     """MPIMB_FAULT=master-worker: the master sends another iteration's blocks; its check of every result fails."""
-    run = run_mpi("openmpi", 3, "threads", "--tests", "master-worker", "--quick", "--verify", "--work", work, *FAST,
+    run = run_mpi("openmpi", 3, "threads", "--tests", "master-worker", "--quick", "--verify", "--work", work, *ONCE,
                   out=tmp_path / "f.csv", env={"MPIMB_FAULT": "master-worker"}, timeout=600)
     assert run.returncode == 1, run.stderr[-3000:]
     rows = run.rows()
@@ -108,7 +107,7 @@ def test_master_worker_catches_stale_blocks(work: str, message: str, tmp_path: P
 def test_dispatch_limit_spin(tmp_path: Path) -> None:
     """--work spin --work-us 0, two workers picked by --workers: the master's dispatch rate, results verified."""
     run = run_mpi("openmpi", 4, "threads", "--tests", "master-worker", "--work", "spin", "--work-us", "0",
-                  "--workers", "2,1", "--blocks", "5", "--block-size", "1M", "--quick", "--verify", *FAST,
+                  "--workers", "2,1", "--blocks", "5", "--block-size", "1M", "--quick", "--verify", *ONCE,
                   out=tmp_path / "s.csv", timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     rows = check_schema(run, "threads", 4)
@@ -124,7 +123,7 @@ def test_master_worker_level_too_low(tmp_path: Path) -> None:
     """--level serialized: what needs MPI_THREAD_MULTIPLE (comm-threads with 2 workers, worker-overlap) is n/a with
     the reason; mpi-only and comm-threads with one worker (one master thread) run."""
     run = run_mpi("openmpi", 3, "threads", "--tests", "master-worker", "--level", "serialized", "--quick", "--verify",
-                  "--blocks", "2", "--block-size", "4K", *FAST, out=tmp_path / "l.csv", timeout=600)
+                  "--blocks", "2", "--block-size", "4K", *ONCE, out=tmp_path / "l.csv", timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     why = "n/a: needs MPI_THREAD_MULTIPLE, library provided serialized"
     got = {(r["method"], param(r, "workers")): r["stop_reason"] for r in check_schema(run, "threads", 3)}
@@ -181,7 +180,7 @@ def test_placement(lib: str, tmp_path: Path) -> None:
 def test_placement_spmd(tmp_path: Path) -> None:
     """4 ranks: spmd runs (ranks 1 and 3 are the second processes), placed where the communication thread would be."""
     run = run_mpi("openmpi", 4, "threads", "--tests", "overlap", "--placement", "same-pu,unbound", "--quick",
-                  "--verify", *FAST, out=tmp_path / "s.csv", timeout=600)
+                  "--verify", *ONCE, out=tmp_path / "s.csv", timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     rows = [r for r in check_schema(run, "threads", 4) if "placement=" in r["params"]]
     assert len(rows) == 6 and all(r["stop_reason"] in MEASURED and r["verified"] == "yes" for r in rows)
@@ -219,7 +218,7 @@ def test_sanitizers_mpich(san: str, tmp_path: Path) -> None:
     as under Open MPI (test_master_worker)."""
     env = {"UCX_MEM_EVENTS": "no", "TSAN_OPTIONS": "halt_on_error=1 exitcode=66"} if san == "tsan" else {}
     run = run_mpi("mpich", 4, "threads", "--tests", "overlap,master-worker", "--placement", ",".join(PLACES),
-                  "--quick", "--verify", "--blocks", "3", "--block-size", "16K", *FAST, out=tmp_path / f"{san}.csv", san=san,
+                  "--quick", "--verify", "--blocks", "3", "--block-size", "16K", *ONCE, out=tmp_path / f"{san}.csv", san=san,
                   env=env, timeout=900)
     assert "Sanitizer" not in run.stderr and "runtime error" not in run.stderr, run.stderr[-6000:]
     assert run.returncode == 0, run.stderr[-3000:]
