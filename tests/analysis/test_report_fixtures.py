@@ -171,7 +171,8 @@ def test_compare_two_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     page in headless Chromium: every image decodes, the screenshot is not blank."""
     out = tmp_path / "cmp" / "report.html"
     ratios = out.parent / "ratios.csv"
-    r = cli("compare", A, B, "-o", str(out), "--csv", str(ratios), capsys=capsys)
+    # 4 overlaid plots (of the default 12): the page must embed at least 4
+    r = cli("compare", A, B, "-o", str(out), "--csv", str(ratios), "--max-plots", "4", capsys=capsys)
     assert r.rc == 0, r.err
     page = out.read_text()
     md = out.with_suffix(".md").read_text()
