@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import (
+    ONCE,
     bindir,
     check_bad_input,
     check_schema,
@@ -34,7 +35,7 @@ AGG = {"bcast": lambda p: p - 1, "reduce": lambda p: p - 1, "allreduce": lambda 
 QUICK_SIZES = [0] + [1 << k for k in range(13)]  # --quick: 0 B .. 4 KiB
 # one repetition, no warm-up, repetitions started by a barrier (no clock synchronisation): where what is
 # checked is the rows, the verification and the tables, not the statistics or how repetitions start
-ONE_REP = ("--reps", "1", "--max-reps", "1", "--warmup", "0", "--sync", "barrier")
+ONE_REP = (*ONCE, "--sync", "barrier")
 
 
 def expected_rows(sizes: list[int]) -> set[tuple[str, str, str]]:

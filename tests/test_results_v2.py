@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, check_schema, run_mpi
+from conftest import ONCE, ROOT, check_schema, run_mpi
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
 from helpers import browser_check, cli, rendered
@@ -100,7 +100,7 @@ def test_root_same_and_rotate_stay_two_rows(lib: str, tmp_path: Path, capsys: py
     ranks (rotate moves the root there too; MPICH busy-polls past 2), one repetition each."""
     for root in ("same", "rotate"):
         r = run_mpi(lib, 2, "collectives", "--quick", "--tests", "bcast", "--root", root, "--label", "one", "-m",
-                    "8:64", "--reps", "1", "--max-reps", "1", "--warmup", "0", out=tmp_path / f"bcast-{root}.csv",
+                    "8:64", *ONCE, out=tmp_path / f"bcast-{root}.csv",
                     timeout=600)
         assert r.returncode == 0, r.stderr
         params = {re.sub(r"(^|;)sync=[^;]*", "", x["params"]).lstrip(";") for x in r.rows()}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import (
+    ONCE,
     bindir,
     check_bad_input,
     check_schema,
@@ -30,7 +31,6 @@ SIZES = (8, 16)
 # Open MPI 4.x segfaults here (open-mpi/ompi#11349): rma reports it n/a instead of running it.
 OMPI_QUIRK = {("compare_and_swap", "allocate")}
 # one repetition, no warm-up: where what is checked is the rows, the verification and the tables' arithmetic
-ONE_REP = ("--reps", "1", "--max-reps", "1", "--warmup", "0")
 
 
 def expected(sizes: tuple[int, ...], ops: tuple[str, ...] = OPS) -> set[tuple[str, str, str, int]]:
@@ -99,7 +99,7 @@ def check_ratio(stdout: str, rows: list[dict[str, str]]) -> None:
 
 
 def test_every_combination(tmp_path: Path, lib: str) -> None:
-    run = run_mpi(lib, 2, "rma", "--quick", "--verify", "-m", "8:16", *ONE_REP, out=tmp_path / "r.csv", timeout=900)
+    run = run_mpi(lib, 2, "rma", "--quick", "--verify", "-m", "8:16", *ONCE, out=tmp_path / "r.csv", timeout=900)
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "rma", 2)
     assert len(rows) == len({key(r) for r in rows})  # no duplicates
@@ -118,7 +118,7 @@ def test_every_combination(tmp_path: Path, lib: str) -> None:
 
 def test_many_to_one_openmpi(tmp_path: Path) -> None:
     """Three origins lock, put, accumulate ... into one target at once."""
-    run = run_mpi("openmpi", 4, "rma", "--pairs", "many-to-one", "--quick", "--verify", "-m", "8:16", *ONE_REP,
+    run = run_mpi("openmpi", 4, "rma", "--pairs", "many-to-one", "--quick", "--verify", "-m", "8:16", *ONCE,
                   out=tmp_path / "r.csv")
     assert run.returncode == 0, run.stderr
     rows = check_schema(run, "rma", 4)
@@ -145,7 +145,7 @@ def test_many_to_one_mpich(tmp_path: Path) -> None:
 def test_idle_ranks_take_part_in_fence(tmp_path: Path) -> None:
     """With --pairs one on 3 ranks, rank 2 only joins the collective fences; --quick's sizes."""
     run = run_mpi(
-        "openmpi", 3, "rma", "--quick", "--verify", *ONE_REP, "--ops", "put,get_accumulate",
+        "openmpi", 3, "rma", "--quick", "--verify", *ONCE, "--ops", "put,get_accumulate",
         "--syncs", "fence,pscw,lock-exclusive,load-store", out=tmp_path / "r.csv",
     )
     assert run.returncode == 0, run.stderr
@@ -254,7 +254,7 @@ def test_list_and_help() -> None:
 
 def test_asan_mpich(tmp_path: Path) -> None:
     """The sanitizer build: every combination at 8 B, verified, with no report."""
-    run = run_mpi("mpich", 2, "rma", "--quick", "--verify", "-m", "8:8", *ONE_REP, out=tmp_path / "r.csv", san="asan")
+    run = run_mpi("mpich", 2, "rma", "--quick", "--verify", "-m", "8:8", *ONCE, out=tmp_path / "r.csv", san="asan")
     assert run.returncode == 0, run.stderr
     assert "AddressSanitizer" not in run.stderr and "runtime error" not in run.stderr
     rows = check_schema(run, "rma", 2)
