@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -46,9 +47,13 @@ OWN_SHM = {"openmpi": 'mkdir -p "shm/$SLURMD_NODENAME"\n'
 
 def job_script(lib: str) -> str:
     """The job's steps, run inside one allocation (salloc returns when they end; sbatch --wait polls)."""
+    # A step that died before it wrote its CSV (in MPI_Init: once Open MPI's rank 0 segfaulted at address 0
+    # under srun --mpi=pmix on this loaded single-host cluster, before any mpimb code ran) runs once more;
+    # the first attempt's output is kept beside it, and the test says a retry happened.
     steps = "".join(
-        f"srun --mpi={MPI_TYPE[lib]} --distribution={dist} ./rank.sh {name} {bindir(lib) / prog} "
-        f"-o {name}.csv --quick --verify {opts} > {name}.txt 2>&1 || rc=1\n"
+        f"step() {{ srun --mpi={MPI_TYPE[lib]} --distribution={dist} ./rank.sh {name} {bindir(lib) / prog} "
+        f"-o {name}.csv --quick --verify {opts} > {name}.txt 2>&1; }}\n"
+        f"step || {{ [ ! -e {name}.csv ] && mv {name}.txt {name}.first-attempt.txt && step; }} || rc=1\n"
         for name, dist, prog, opts in STEPS)
     return '#!/bin/bash\nscontrol show hostnames "$SLURM_JOB_NODELIST" > hostnames.txt\nrc=0\n' + steps + "exit $rc\n"
 
@@ -109,6 +114,9 @@ def test_two_nodes_two_ranks(slurm_cluster: SlurmCluster, tmp_path: Path, lib: s
                        capture_output=True, text=True, timeout=600, check=False)
     logs = "\n".join(f"--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(out.glob("*.txt")))
     assert p.returncode == 0, p.stdout + p.stderr + logs + slurm_cluster.logs()
+    for first in sorted(out.glob("*.first-attempt.txt")):  # said, never silent (pytest's warnings summary)
+        warnings.warn(f"{lib}: {first.name.split('.')[0]} died before its results and ran again:\n"
+                      f"{first.read_text()[-1500:]}", stacklevel=1)
 
     # Slurm's layout: 2 nodes of the job, 2 ranks on each, the same two in every step
     hostnames = (out / "hostnames.txt").read_text().split()
