@@ -37,8 +37,8 @@ NAIVE = "send-recv-naive"
 COMMS = ("world", "dup", "evenodd", "cart", "node", "random")
 # MPI_Dims_create(n, 2)
 GRIDS = {1: [1, 1], 2: [2, 1], 3: [3, 1], 4: [2, 2], 5: [5, 1], 6: [3, 2], 8: [4, 2], 9: [3, 3], 16: [4, 4]}
-# One repetition of one iteration, each starting on a barrier (no clock synchronisation rounds): for the
-# runs whose point is every test verified on a grid; the others keep --quick's repetitions and start
+# ONCE_BARRIER (conftest) for the runs whose point is every test verified on a grid; the others keep
+# --quick's repetitions and clock-synchronised start.
 
 
 def check_table(stdout: str, methods: list[str]) -> None:

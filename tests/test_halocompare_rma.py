@@ -52,8 +52,8 @@ def check_verified(
     return halo
 
 
-# One repetition of one iteration, each starting on a barrier (no clock synchronisation rounds): what the
-# grid tests check is every method verified (test_window_flavours_and_assertions keeps the defaults)
+# ONCE_BARRIER (conftest) in the grid tests, which check every method verified
+# (test_window_flavours_and_assertions keeps the defaults).
 
 
 def one_sided_table(stdout: str) -> list[str]:

@@ -25,7 +25,7 @@ from helpers import browser_check, cli
 APP = ROOT / "tests" / "profile" / "app.c"
 RING = ROOT / "tests" / "profile" / "ring.f90"
 MELT = Path("/usr/share/lammps/examples/melt/in.melt")
-# For the runs whose timing is not what they check: one repetition, no warm-up.
+# ONCE (conftest) for the runs whose timing is not what they check.
 MATRIX_COLUMNS = [c["title"] for c in json.loads(
     (ROOT / "analysis" / "mpimb" / "schema" / "matrix.schema.json").read_text())["prefixItems"]]
 

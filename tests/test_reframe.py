@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LIBS, ROOT, have
+from conftest import LIBS, ONCE, ROOT, have
 
 RFM_DIR = ROOT / "integrations" / "reframe"
 CONFIG = RFM_DIR / "config" / "local.py"
@@ -26,7 +26,7 @@ CHECKS = RFM_DIR / "mpimb_checks.py"
 # MPICH's 4 busy-polling ranks on a 2-core machine cost 4x the CPU of 2 (every communicator of halocompare's
 # "all" exists at 2 ranks)
 QUICK = ["-S", "quick=y", "-S", "sizes=8:1K", "-S", "mpimb_threads.sizes=8:8", "-S", "num_tasks=2",
-         "-S", "options=--reps,1,--max-reps,1,--warmup,0,--sync,barrier"]
+         "-S", "options=" + ",".join((*ONCE, "--sync", "barrier"))]
 PROGRAMS = ("halocompare", "pingpong", "collectives", "rma", "threads")
 
 

@@ -30,7 +30,7 @@ QUICK_SIZES = (8, 16, 32, 64)  # --quick's sizes: test_idle_ranks_take_part_in_f
 SIZES = (8, 16)
 # Open MPI 4.x segfaults here (open-mpi/ompi#11349): rma reports it n/a instead of running it.
 OMPI_QUIRK = {("compare_and_swap", "allocate")}
-# one repetition, no warm-up: where what is checked is the rows, the verification and the tables' arithmetic
+# ONCE (conftest) where what is checked is the rows, the verification and the tables' arithmetic
 
 
 def expected(sizes: tuple[int, ...], ops: tuple[str, ...] = OPS) -> set[tuple[str, str, str, int]]:

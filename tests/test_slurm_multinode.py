@@ -47,8 +47,8 @@ OWN_SHM = {"openmpi": 'mkdir -p "shm/$SLURMD_NODENAME"\n'
 
 def job_script(lib: str) -> str:
     """The job's steps, run inside one allocation (salloc returns when they end; sbatch --wait polls)."""
-    # A step that died before it wrote its CSV (in MPI_Init: once Open MPI's rank 0 segfaulted at address 0
-    # under srun --mpi=pmix on this loaded single-host cluster, before any mpimb code ran) runs once more;
+    # A step that died before it wrote its CSV (once Open MPI's rank 0 segfaulted at address 0 in start-up
+    # under srun --mpi=pmix on this loaded single-host cluster) runs once more;
     # the first attempt's output is kept beside it, and the test says a retry happened.
     steps = "".join(
         f"step() {{ srun --mpi={MPI_TYPE[lib]} --distribution={dist} ./rank.sh {name} {bindir(lib) / prog} "

@@ -28,8 +28,8 @@ TESTS = (
 MT = ("latency-mt", "bw-mt", "msgrate-mt")
 LEVELS = ("single", "funneled", "serialized", "multiple")
 MEASURED = ("ci", "max-reps", "budget")
-# For the runs whose timing is not what they check: one repetition, no warm-up (test_every_test, the
-# TSan run and scripts/thread-overhead keep --quick's counts).
+# ONCE (conftest) for the runs whose timing is not what they check (test_every_test, the TSan run and
+# scripts/thread-overhead keep --quick's counts).
 
 
 def need(row: dict[str, str], threads: int) -> str | None:

@@ -18,7 +18,7 @@ from conftest import ONCE, check_bad_input, check_schema, run_mpi, text_table
 MW = ("mpi-only", "comm-threads", "worker-overlap")
 PLACES = ("same-pu", "smt-sibling", "other-core", "unbound")
 MEASURED = ("ci", "max-reps", "budget")
-# For the runs whose timing is not what they check: one repetition, no warm-up.
+# ONCE (conftest) for the runs whose timing is not what they check.
 
 
 def hwloc_count(*args: str) -> int:
