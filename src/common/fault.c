@@ -1,11 +1,13 @@
 /* Fault injection for the suite's own tests: one variable, MPIMB_FAULT, one
- * parser, four kinds of fault (what each does, and who uses it:
+ * parser, five kinds of fault (what each does, and who uses it:
  * docs/architecture.md, "Fault injection").
  *
  *   MPIMB_FAULT = FAULT[;FAULT...]           (',' separates too)
  *   FAULT       = verify:MATCH[@RANK]        stale send data in verification (measure.c);
  *                                            MATCH[@RANK] alone is its short form
  *               | delay:FRACTION/MATCH       each timed repetition FRACTION longer (measure.c)
+ *               | drift:SECONDS/MATCH        the n-th drifted repetition (and its paired reference)
+ *                                            n x SECONDS longer: a machine slowing down (measure.c)
  *               | clock:OFFSET[:DRIFT]       world rank r's clock r * (OFFSET + DRIFT t) off (sync.c)
  *               | row-delay:SECONDS          the row-to-metadata moment held open (term.c)
  *   MATCH       = TEST[/METHOD[/COMM]]       a row's test, method and comm columns */
@@ -18,13 +20,13 @@
 #include <time.h>
 
 enum { MAX_MATCHES = 8 };
-enum kind { VERIFY, DELAY };
+enum kind { VERIFY, DELAY, DRIFT };
 
 struct match {
     enum kind kind;
     char test[32], method[48], comm[32];
     int rank;        /* verify: -1 every rank */
-    double fraction; /* delay */
+    double fraction; /* delay: the fraction; drift: the seconds per step */
     int matched;
     char text[128]; /* as given, for the warning */
 };
@@ -33,6 +35,7 @@ static struct {
     struct match m[MAX_MATCHES];
     int n;
     double clock_offset, clock_drift, row_delay;
+    long drifted; /* repetitions drifted so far, across tests */
 } F;
 
 static char why[320];
@@ -78,14 +81,15 @@ static const char *parse_item(const char *s, const char *e)
 {
     static const char *const V = "verify:TEST[/METHOD[/COMM]][@RANK] (e.g. halo/irecv-isend@0)",
                               *D = "delay:FRACTION/TEST[/METHOD[/COMM]] with 0 < FRACTION <= 10 (e.g. delay:0.05/halo/irecv-send)",
+                              *T = "drift:SECONDS/TEST[/METHOD[/COMM]] with 0 < SECONDS <= 1 (e.g. drift:1e-5/bcast)",
                               *C = "clock:OFFSET[:DRIFT] in seconds", *R = "row-delay:SECONDS with 0 <= SECONDS <= 3600",
-                              *K = "a fault: verify:..., delay:..., clock:... or row-delay:...";
+                              *K = "a fault: verify:..., delay:..., drift:..., clock:... or row-delay:...";
     size_t len = (size_t)(e - s);
     const char *colon = memchr(s, ':', len), *args = colon ? colon + 1 : s;
     size_t klen = colon ? (size_t)(colon - s) : 0;
 #define IS(word) (klen == sizeof word - 1 && !memcmp(s, word, klen))
     if (!colon || IS("verify")) {
-        if (F.n == MAX_MATCHES) return bad(s, len, "one of at most 8 verify and delay faults");
+        if (F.n == MAX_MATCHES) return bad(s, len, "one of at most 8 verify, delay and drift faults");
         struct match *m = &F.m[F.n];
         const char *at = memchr(args, '@', (size_t)(e - args));
         m->kind = VERIFY;
@@ -97,15 +101,16 @@ static const char *parse_item(const char *s, const char *e)
             if (field(at + 1, e, buf, sizeof buf) || mb_parse_long(buf, 0, 1 << 30, &r)) return bad(s, len, V);
             m->rank = (int)r;
         }
-    } else if (IS("delay")) {
-        if (F.n == MAX_MATCHES) return bad(s, len, "one of at most 8 verify and delay faults");
+    } else if (IS("delay") || IS("drift")) { /* NUMBER/MATCH, 0 < NUMBER <= max */
+        if (F.n == MAX_MATCHES) return bad(s, len, "one of at most 8 verify, delay and drift faults");
         struct match *m = &F.m[F.n];
         const char *slash = memchr(args, '/', (size_t)(e - args));
-        m->kind = DELAY;
+        m->kind = IS("delay") ? DELAY : DRIFT;
         m->rank = -1;
-        if (!slash || number(args, slash, &m->fraction) || !(m->fraction > 0 && m->fraction <= 10) ||
+        double max = m->kind == DELAY ? 10 : 1;
+        if (!slash || number(args, slash, &m->fraction) || !(m->fraction > 0 && m->fraction <= max) ||
             parse_match(slash + 1, e, m))
-            return bad(s, len, D);
+            return bad(s, len, m->kind == DELAY ? D : T);
     } else if (IS("clock")) {
         const char *c2 = memchr(args, ':', (size_t)(e - args));
         F.clock_drift = 0;
@@ -157,16 +162,23 @@ int mb_fault_here(const struct mb_run *run, const struct mb_row *row)
     return here;
 }
 
-double mb_fault_delay(const struct mb_row *row)
+/* the first matching fault of this kind's number (every match counts as matched), or 0 */
+static double first(enum kind kind, const struct mb_row *row)
 {
-    double f = 0; /* the first matching delay fault's */
+    double f = 0;
     for (int i = F.n - 1; i >= 0; i--)
-        if (matches(&F.m[i], DELAY, row)) {
+        if (matches(&F.m[i], kind, row)) {
             F.m[i].matched = 1;
             f = F.m[i].fraction;
         }
     return f;
 }
+
+double mb_fault_delay(const struct mb_row *row) { return first(DELAY, row); }
+
+double mb_fault_drift(const struct mb_row *row) { return first(DRIFT, row); }
+
+double mb_fault_drift_step(double seconds) { return seconds > 0 ? seconds * (double)++F.drifted : 0; }
 
 void mb_fault_clock(double *offset, double *drift)
 {

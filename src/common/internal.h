@@ -9,14 +9,16 @@ void mb_row_desc(const struct mb_run *run, const struct mb_row *row, char *buf, 
 void mb_record_failure(struct mb_run *run, const struct mb_row *row);
 
 /* fault.c: MPIMB_FAULT, the one fault injection for tests of the suite
- * itself (verify, delay, clock and row-delay faults; grammar in fault.c). */
+ * itself (verify, delay, drift, clock and row-delay faults; grammar in fault.c). */
 const char *mb_fault_parse(const char *spec); /* NULL or why spec is bad (one line) */
 int mb_fault_here(const struct mb_run *run, const struct mb_row *row); /* verify: send stale data here? */
 double mb_fault_delay(const struct mb_row *row); /* delay: the fraction a repetition takes longer, or 0 */
+double mb_fault_drift(const struct mb_row *row); /* drift: the seconds per step, or 0 */
+double mb_fault_drift_step(double seconds); /* drift: the next step's extra time (seconds x steps so far), or 0 */
 double mb_fault_spin(double seconds);            /* busy-waits that long; returns the time it took */
 void mb_fault_clock(double *offset, double *drift); /* clock: the error per world rank, seconds (0, 0: none) */
 double mb_fault_row_delay(void);                    /* row-delay: seconds (0: none) */
-const char *mb_fault_unmatched(void); /* a verify or delay fault that matched no test, as given, or NULL */
+const char *mb_fault_unmatched(void); /* a verify, delay or drift fault that matched no test, as given, or NULL */
 
 /* run.c: the pieces of mb_init / mb_finish that libmpimb-prof.so reuses */
 char *mb_cmdline_json(int argc, char **argv); /* argv as a JSON array (malloc'd) */

@@ -27,11 +27,13 @@ static double run_once(const struct mb_kernel *k, long iters)
 
 /* A timed repetition: run_once, then, where a delay fault names the test
  * (MPIMB_FAULT=delay:FRACTION/..., fault.c), a spin of FRACTION x the run's
- * own time inside the timed time, so the repetition is really that much longer. */
-static double run_rep(const struct mb_kernel *k, long iters, double delay)
+ * own time inside the timed time, so the repetition is really that much longer;
+ * and a drift fault's extra seconds (drift:SECONDS/..., 0: none), spun likewise. */
+static double run_rep(const struct mb_kernel *k, long iters, double delay, double extra)
 {
     double t = run_once(k, iters);
-    return delay > 0 ? t + mb_fault_spin(delay * t) : t;
+    if (delay > 0) t += mb_fault_spin(delay * t);
+    return extra > 0 ? t + mb_fault_spin(extra) : t;
 }
 
 /* One verified iteration per pass; returns 0 or 1 (identical on all ranks).
@@ -182,6 +184,7 @@ struct member {
     int pair;              /* a paired reference (ref_timed) */
     int failed;            /* verification */
     double delay;          /* a delay fault's fraction (MPIMB_FAULT, tests), else 0 */
+    double drift;          /* a drift fault's seconds per step (MPIMB_FAULT, tests), else 0 */
     double rep[2];         /* one repetition's time and wall time at K (slowest rank) */
     double budget;         /* this test's own budget (the group's is the sum) */
     double w;              /* window length (--sync window) */
@@ -205,6 +208,7 @@ static int prepare(struct mb_run *run, struct member *m, int grouped)
     }
     m->pair = k->ref_timed != NULL;
     m->delay = mb_fault_delay(row);
+    m->drift = mb_fault_drift(row);
     if (o->verify && k->fill && k->check) {
         m->failed = verify(run, k, row);
         if (m->failed) mb_record_failure(run, row);
@@ -322,21 +326,23 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
                 struct member *x = &m[perm[p]];
                 const struct mb_kernel *k = x->k;
                 double b0 = MPI_Wtime(), *t = &loc[perm[p] * batch + i];
+                double extra = mb_fault_drift_step(x->drift); /* this repetition's and its reference's */
                 at[perm[p]] = p;
                 if (window) { /* start at the agreed instant; arriving after it spoils the round */
                     double target = mb_sync_local(start + (double)i * W + off);
                     int late = mb_sync_clock() > target;
                     mb_sync_wait(target);
-                    double s = run_rep(k, x->K, x->delay) / (double)x->K, wall = mb_sync_clock() - target;
+                    double s = run_rep(k, x->K, x->delay, extra) / (double)x->K, wall = mb_sync_clock() - target;
                     *t = late ? s + LATE : s;
                     if (wall > x->slowest) x->slowest = wall;
                     off += x->w;
                 } else {
                     MPI_Barrier(k->comm);
-                    *t = run_rep(k, x->K, x->delay) / (double)x->K;
+                    *t = run_rep(k, x->K, x->delay, extra) / (double)x->K;
                     if (x->pair) {
                         MPI_Barrier(k->comm);
-                        loc[refs0 + perm[p] * batch + i] = k->ref_timed(k->state, x->K) / (double)x->K;
+                        double r = k->ref_timed(k->state, x->K);
+                        loc[refs0 + perm[p] * batch + i] = (extra > 0 ? r + mb_fault_spin(extra) : r) / (double)x->K;
                     }
                 }
                 x->busy += MPI_Wtime() - b0;

@@ -1,7 +1,7 @@
 /* MPIMB_FAULT, the one fault injection (fault.c): its grammar, which rows
- * each kind matches, and the delay's spin, alone and inside the timing loop
- * (measure.c: a delayed repetition is at least FRACTION longer, an
- * undelayed one untouched). */
+ * each kind matches, and the delay's and drift's spins, alone and inside the
+ * timing loop (measure.c: a delayed repetition is at least FRACTION longer, a
+ * drifted one n x SECONDS, an undelayed one untouched). */
 #include "check.h"
 #include "internal.h"
 #include "solo.h"
@@ -57,6 +57,7 @@ int main(int argc, char **argv)
     /* nothing set: no fault of any kind */
     CHECK(mb_fault_parse(NULL) == NULL && mb_fault_parse("") == NULL);
     CHECK(!mb_fault_here(&run0, &halo_is) && mb_fault_delay(&halo_is) == 0 && mb_fault_row_delay() == 0);
+    CHECK(mb_fault_drift(&halo_is) == 0 && mb_fault_drift_step(0) == 0);
     CHECK(mb_fault_unmatched() == NULL);
 
     /* verify, short form and long form: TEST[/METHOD[/COMM]][@RANK] */
@@ -77,6 +78,15 @@ int main(int argc, char **argv)
     CHECK(mb_fault_parse("delay:0.1/halo/irecv-isend/dup") == NULL);
     CHECK(mb_fault_unmatched() && !strcmp(mb_fault_unmatched(), "delay:0.1/halo/irecv-isend/dup"));
     CHECK(mb_fault_delay(&halo_is) == 0 && mb_fault_delay(&halo_is_dup) == 0.1 && mb_fault_unmatched() == NULL);
+
+    /* drift:SECONDS/TEST[/METHOD[/COMM]]: step n adds n x SECONDS, counted across tests, afresh per parse */
+    CHECK(mb_fault_parse("drift:1e-3/halo/irecv-send,drift:2e-3/bcast") == NULL);
+    CHECK(mb_fault_unmatched() && !strcmp(mb_fault_unmatched(), "drift:1e-3/halo/irecv-send"));
+    CHECK(mb_fault_drift(&halo_s) == 1e-3 && mb_fault_drift(&halo_is) == 0 && mb_fault_delay(&halo_s) == 0);
+    CHECK(mb_fault_unmatched() && !strcmp(mb_fault_unmatched(), "drift:2e-3/bcast"));
+    CHECK(mb_fault_drift(&bcast) == 2e-3 && mb_fault_unmatched() == NULL && !mb_fault_here(&run0, &bcast));
+    CHECK(mb_fault_drift_step(1e-3) == 1e-3 && mb_fault_drift_step(2e-3) == 4e-3 && mb_fault_drift_step(0) == 0);
+    CHECK(mb_fault_parse("drift:1e-3/halo") == NULL && mb_fault_drift_step(1e-3) == 1e-3);
 
     /* clock:OFFSET[:DRIFT] and row-delay:SECONDS */
     double off = -1, drift = -1;
@@ -99,12 +109,14 @@ int main(int argc, char **argv)
 
     /* bad values: one line naming the form; nothing of a bad value stays set */
     const char *V = "verify:TEST[/METHOD[/COMM]][@RANK]", *D = "delay:FRACTION/TEST", *C = "clock:OFFSET[:DRIFT]",
-               *R = "row-delay:SECONDS", *K = "a fault: verify:";
+               *R = "row-delay:SECONDS", *T = "drift:SECONDS/TEST", *K = "a fault: verify:";
     CHECK(bad("@1", V) && bad("halo/", V) && bad("halo@x", V) && bad("halo@-1", V) && bad("halo@1/irecv", V));
     CHECK(bad("halo//dup", V) && bad("halo/a/b/c", V) && bad("verify:", V) && bad("halo@", V));
     CHECK(bad("halo;", V) && bad(";halo", V) && bad("halo,,bcast", V)); /* empty faults */
     CHECK(bad("delay:0.05", D) && bad("delay:x/halo", D) && bad("delay:0/halo", D) && bad("delay:-0.1/halo", D));
     CHECK(bad("delay:11/halo", D) && bad("delay:nan/halo", D) && bad("delay:0.05/", D) && bad("delay:/halo", D));
+    CHECK(bad("drift:1e-3", T) && bad("drift:0/halo", T) && bad("drift:2/halo", T) && bad("drift:-1e-3/halo", T));
+    CHECK(bad("drift:inf/halo", T) && bad("drift:1e-3/", T) && bad("drift:/halo", T) && bad("drift:x/halo", T));
     CHECK(bad("clock:soon", C) && bad("clock:", C) && bad("clock:1:", C) && bad("clock:1:2:3", C) && bad("clock:inf", C));
     CHECK(bad("row-delay:x", R) && bad("row-delay:-1", R) && bad("row-delay:", R) && bad("row-delay:1e9", R));
     CHECK(bad("slow:1", K) && bad("Verify:halo", K));
@@ -120,6 +132,11 @@ int main(int argc, char **argv)
     CHECK(mb_fault_parse("delay:0.5/halo/slow") == NULL);
     CHECK(measured("fast") == 1e-3);
     CHECK(measured("slow") >= 1.5e-3);
+    CHECK(mb_fault_unmatched() == NULL);
+    /* ... and a drift: repetition n of the named test n ms longer (6 repetitions: 1..6 ms, median 3.5 ms) */
+    CHECK(mb_fault_parse("drift:1e-3/halo/slow") == NULL);
+    CHECK(measured("fast") == 1e-3);
+    CHECK(measured("slow") >= 4.5e-3);
     CHECK(mb_fault_unmatched() == NULL);
     MPI_Finalize();
     return CHECK_DONE();
