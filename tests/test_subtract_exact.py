@@ -45,10 +45,17 @@ def contains(lo: pd.Series, hi: pd.Series, x: float) -> pd.Series:
     return (lo <= x + EPS) & (x - EPS <= hi)
 
 
+def loop_times(raw: pd.DataFrame, method: str) -> np.ndarray:
+    """The bcast rows' loop (or, method "reference", their paired barrier loop's) time per repetition, the
+    slowest rank's: one line of the array per row, in CSV order, repetitions in order."""
+    lines = raw[raw["method"] == method] if method == "reference" else raw[(raw["test"] == "bcast")]
+    return lines.groupby(["row", "rep"])["seconds"].max().unstack("rep").to_numpy()
+
+
 @needs_smpi
 def test_subtract_interval_contains_the_difference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # 1. clean: every row's interval is a point; the bcast rows' is d, and so is every raw sample
-    #    (a paired row's sample, per rank, is its loop minus its reference)
+    # 1. clean: every row's interval is a point; the bcast rows' is d, which is, at every repetition, the
+    #    loop's time minus its reference's, both in the raw file (docs/results-format.md)
     monkeypatch.delenv("MPIMB_FAULT", raising=False)
     rows, raw, _, err = run(tmp_path, "clean")
     assert "MPIMB_FAULT" not in err
@@ -57,7 +64,8 @@ def test_subtract_interval_contains_the_difference(tmp_path: Path, monkeypatch: 
     bcast = rows[rows["test"] == "bcast"]
     d = bcast["time_median_s"].iloc[0]
     assert d > 0 and (bcast["time_median_s"] - d).abs().max() < EPS
-    assert (raw.loc[raw["test"] == "bcast", "seconds"] - d).abs().max() < EPS
+    assert (raw.loc[raw["method"] == "reference", "test"] == "barrier").all()
+    np.testing.assert_allclose(loop_times(raw, "loop") - loop_times(raw, "reference"), d, rtol=0, atol=EPS)
 
     # 2. drifting: the barrier row's repetitions are steps 1..6, then each bcast row's (loop and reference) the next 6
     unmatched = "drift:1e-4/allreduce"
@@ -80,11 +88,14 @@ def test_subtract_interval_contains_the_difference(tmp_path: Path, monkeypatch: 
     # (here exactly: every repetition's difference is d, so each repetition's loop is d + its reference)
     assert ((bcast["time_min_s"] - d).abs() < EPS).all() and ((bcast["time_max_s"] - d).abs() < EPS).all()
 
+    # the raw file holds both loops of each repetition as measured: the reference drifted by its step
+    refs, loops = loop_times(raw, "reference"), loop_times(raw, "loop")
+    np.testing.assert_allclose(refs, barrier_clean + S * (first_step[:, None] + np.arange(STEPS)), rtol=0, atol=EPS)
+    np.testing.assert_allclose(loops - refs, d, rtol=0, atol=EPS)
+
     # the old way: the loop's own 95 % interval (order statistics, the harness's rule) shifted by the
-    # median of the barrier row, a barrier loop measured before, at less drift.  The harness keeps no
-    # loop samples (--raw holds the differences), so they are rebuilt from what was just measured:
-    # repetition i's loop = its difference d + its reference = d + the clean barrier + its step x S
-    loops = d + barrier_clean + S * (first_step[:, None] + np.arange(STEPS))  # one row per bcast row, sorted
+    # median of the barrier row, a barrier loop measured before, at less drift
+    loops = np.sort(loops, axis=1)
     j, k = median_ci_index(STEPS)
     shift = rows["time_median_s"].iloc[0]
     assert shift == pytest.approx(barrier_clean + S * (STEPS + 1) / 2, abs=EPS)

@@ -402,6 +402,7 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
             if (!is_sync(&k)) {
                 kk.ref_timed = barrier_timed;
                 kk.ref_median = &ref;
+                kk.ref_test = "barrier";
             }
             mb_measure(run, &kk, &row);
             if (!is_sync(&k)) {

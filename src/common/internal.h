@@ -32,9 +32,12 @@ void mb_csv_row(const struct mb_run *run, const struct mb_row *row);
 /* raw.c: --raw FILE, every repetition's time on every rank (long format).
  * mb_raw_write is collective over k->comm; world rank 0 keeps the lines
  * until mb_raw_flush writes them, right after their row reached the CSV
- * (mb_end); mb_raw_discard drops those of a test that never ended. */
+ * (mb_end); mb_raw_discard drops those of a test that never ended.
+ * reference: the lines are a paired reference's (test k->ref_test, method
+ * "reference"), else the row's own. */
 int mb_raw_open(struct mb_run *run, char *err, size_t len);
-void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, const double *mine, long n);
+void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, int reference,
+                  const double *mine, long n);
 int mb_raw_flush(struct mb_run *run); /* 0, or -1 (errno) */
 void mb_raw_discard(void);
 void mb_raw_release(void);

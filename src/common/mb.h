@@ -206,6 +206,7 @@ struct mb_kernel {
      * difference itself.  Starts by barrier.  *ref_median (if set) receives the reference's median. */
     double (*ref_timed)(void *state, long iters);
     double *ref_median;
+    const char *ref_test; /* the reference's test name in the raw file (its method there: "reference") */
     int idle; /* this rank takes no part: left out of rank_min / rank_mean */
     struct mb_sweep *sweep; /* NULL, or the size sweep this test is one size of */
 };

@@ -191,6 +191,7 @@ struct member {
     double slowest;        /* this rank's longest windowed repetition of the batch */
     double busy;           /* this rank's seconds in this member (progress line) */
     double *all, *sorted, *mine, *refs; /* slowest rank's sample per kept round, sorted; this rank's; reference's */
+    double *loop, *ref;    /* paired: this rank's loop and reference times per kept round (the raw file) */
     int *pos;              /* the member's position in each kept round's order */
 };
 
@@ -249,7 +250,11 @@ static void grow(struct member *m, int n, long need, long *room)
         m[j].sorted = realloc(m[j].sorted, b);
         m[j].mine = realloc(m[j].mine, b);
         m[j].pos = realloc(m[j].pos, (size_t)*room * sizeof(int));
-        if (m[j].pair) m[j].refs = realloc(m[j].refs, b);
+        if (m[j].pair) {
+            m[j].refs = realloc(m[j].refs, b);
+            m[j].loop = realloc(m[j].loop, b);
+            m[j].ref = realloc(m[j].ref, b);
+        }
     }
 }
 
@@ -371,6 +376,8 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
                  * statistics commute with that clamp, so the median's interval is the difference's */
                 if (x->pair) {
                     double gr = got[refs0 + j * batch + i], lr = loc[refs0 + j * batch + i];
+                    x->loop[nk + v] = l;
+                    x->ref[nk + v] = lr;
                     g = fmax(0, g - gr);
                     l = fmax(0, l - lr);
                     x->refs[nk + v] = gr;
@@ -434,7 +441,12 @@ static void finish(struct mb_run *run, struct member *m, const struct outcome *r
         mb_stats_compute(m->refs, (int)n, &rs);
         *k->ref_median = rs.median;
     }
-    mb_raw_write(run, k, row, m->mine, n);
+    if (m->pair) { /* the loop's and the reference's own times, as measured (docs/results-format.md) */
+        mb_raw_write(run, k, row, 0, m->loop, n);
+        mb_raw_write(run, k, row, 1, m->ref, n);
+    } else {
+        mb_raw_write(run, k, row, 0, m->mine, n);
+    }
     rank_stats(k, m->mine, n, &s);
     row->iters = m->K;
     row->reps = n;
@@ -464,6 +476,8 @@ static void release(struct member *m, int n)
         free(m[j].sorted);
         free(m[j].mine);
         free(m[j].refs);
+        free(m[j].loop);
+        free(m[j].ref);
         free(m[j].pos);
     }
     free(m);

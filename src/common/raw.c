@@ -62,7 +62,8 @@ int mb_raw_open(struct mb_run *run, char *err, size_t len)
 
 /* Each rank sends [world rank, idle, n samples] to the rank of comm that
  * is world rank 0, which writes the lines of the ranks that took part. */
-void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, const double *mine, long n)
+void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, int reference,
+                  const double *mine, long n)
 {
     if (!run->opts.raw) return;
     int size, me, root, mine_if_writer;
@@ -85,7 +86,8 @@ void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb
             const double *x = all + (size_t)r * w;
             for (long i = 0; i < n && !x[1]; i++) {
                 int l = snprintf(line, sizeof line, "%s,%d,%s,%s,%s,%s,%ld,%d,%.9g\n", run->run_id, run->nrows + 1,
-                                 row->test, row->method, row->comm, bytes, i, (int)x[0], x[2 + i]);
+                                 reference && k->ref_test ? k->ref_test : row->test, reference ? "reference" : row->method,
+                                 row->comm, bytes, i, (int)x[0], x[2 + i]);
                 if (l > 0) keep(line, (size_t)l < sizeof line ? (size_t)l : sizeof line - 1);
             }
         }
