@@ -259,7 +259,7 @@ deps:
 $(VENV)/.stamp: analysis/pyproject.toml analysis/setup.py VERSION
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e './analysis[dev]'
+	$(PY) -m pip install -q --no-compile -e './analysis[dev]'
 	@touch $@
 venv: $(VENV)/.stamp
 
@@ -272,11 +272,11 @@ run: deps
 	scripts/run-main $(RUN_NP)
 
 # make test: every build variant, then the whole suite (pytest; its 30
-# slowest tests are listed at the end).
+# slowest tests are listed at the end).  The virtual environment (pip, one
+# core) is made while the variants compile: one more job than cores.
 test: DEPS_ARGS = --test
 test: deps
-	@$(MAKE) --no-print-directory venv
-	@$(MAKE) --no-print-directory test-builds
+	@$(MAKE) --no-print-directory -j$$(( $(TEST_JOBS) + 1 )) --output-sync=target venv $(TEST_BUILDS:%=test-build-%)
 	scripts/run-tests
 
 # The variants build side by side ($(TEST_JOBS) jobs, one job server shared by
