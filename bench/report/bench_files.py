@@ -84,8 +84,9 @@ def main() -> int:
     ap.add_argument("--commands", default="validate,table,report")
     a = ap.parse_args()
     tmp = a.dir or Path(tempfile.mkdtemp(prefix="mpimb-bench-files-"))
-    exe = ROOT / ".venv" / "bin" / "mpimb-report"
-    base = [str(exe)] if exe.exists() else [sys.executable, "-m", "mpimb"]
+    # this checkout's package (the venv's console script may belong to another checkout)
+    base = [sys.executable, "-m", "mpimb"]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [str(ROOT / "analysis"), os.environ.get("PYTHONPATH")] if p)
     ok = True
     try:
         for shape in (["sweep", "labels"] if a.shape == "both" else [a.shape]):
