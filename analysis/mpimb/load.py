@@ -557,8 +557,16 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         p.rows(timed & ~(t[c] >= 1), f"column '{c}' must be >= 1")
     p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) & (prog == "halocompare").to_numpy(),
            "halocompare neighbors must be 2, 4, 6, 8 or 26")
+    same_file = start[1:] == start[:-1]  # row i and row i + 1 are of one file
     for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):  # one run per file
         col = df[c].array
+        if col.dtype.kind == "f":
+            v = np.asarray(col)
+            changes = (v[1:] != v[:-1]) & ~(np.isnan(v[1:]) & np.isnan(v[:-1]))
+        else:
+            changes = np.asarray(col[1:] != col[:-1], dtype=bool)
+        if not (changes & same_file).any():  # every file's rows all alike (the usual case): nothing to list
+            continue
         first = col.take(start)
         if col.dtype.kind == "f":
             vals, firsts = np.asarray(col), np.asarray(first)

@@ -233,3 +233,16 @@ def test_meta_checked_once_per_value_still_tells_true_from_1(tmp_path: Path,
     probs = _problems(v.out)
     assert v.rc == 1 and len(probs) == 1, probs
     assert probs[0].startswith(f"{jp}:") and "'complete'" in probs[0] and "boolean" in probs[0]
+
+
+@pytest.mark.parametrize(("column", "value"), [("nprocs", "8"), ("label", "clusterB")])
+def test_a_row_of_another_run_in_a_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str,
+                                                 value: str) -> None:
+    """One run per file: a row whose layout or label differs from the file's first row is named, also among
+    many files whose rows are all alike (those are passed over in one step)."""
+    files = _sweep(tmp_path / "s", 5)
+    _set(files[3], 5, column, value)
+    v = cli("validate", str(tmp_path / "s"), capsys=capsys)
+    lines = [ln for ln in _problems(v.out) if "differs from the first row's" in ln]
+    assert v.rc == 1 and len(lines) == 1, v.out
+    assert lines[0].startswith(f"{files[3]}:5: {column} ") and value in lines[0]
