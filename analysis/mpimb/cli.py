@@ -102,7 +102,7 @@ def cmd_validate(a: argparse.Namespace) -> int:
     if not runs:
         sys.stderr.write(f"{PROG}: {', '.join(a.paths)}: no usable results\n")
         return 1
-    nrows = sum(len(r.rows) for r in runs)
+    nrows = sum(r.nrows for r in runs)  # (r.rows would cut each run's own frame)
     print(f"ok: {len(runs)} run(s), {nrows} row(s)")
     banner = failed_banner(frame(runs), limit=20)
     if banner:  # a failed check is a valid result: reported, not a format problem

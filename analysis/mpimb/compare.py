@@ -26,7 +26,7 @@ import pandas as pd
 from . import crosssystem, schema
 from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
 from .keys import KEYS, failed_banner, resolve_duplicates, split_sync
-from .load import Run, frame, groups, short_library
+from .load import COLUMNS, Run, frame, groups, short_library
 from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
 from .plots import P2P, compare_plots
 from .plotting import Plot
@@ -353,9 +353,11 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     names = list(machines.values())
     parts = []
     for i, (_, runs) in enumerate(sets):
-        for r in runs:
-            r.rows["machine"] = machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))]
-        parts.append(frame(runs))
+        f = frame(runs)  # (from the runs' shared frame: setting a column on each run's rows would cut them)
+        f.insert(len(COLUMNS), "machine", np.repeat(
+            [machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))] for r in runs],
+            [r.nrows for r in runs]))
+        parts.append(f)
     df, dup = resolve_duplicates(pd.concat(parts, ignore_index=True), ["machine"])
     df = split_sync(df)  # machines that started repetitions differently still meet (marked §)
     warns = warns + dup

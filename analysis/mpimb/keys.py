@@ -80,7 +80,9 @@ def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tupl
     shared = runs.duplicated([*scope, *PER_RUN], keep=False)
     if not shared.any():  # the usual case: no two runs of one machine share a layout
         return df, []
-    cand = df[df["run_id"].isin(runs.loc[shared, "run_id"])]
+    # the rows of those runs: factorize numbers runs in order of first appearance, as runs lists them
+    # (isin on 2,000 run ids costs pandas' pyarrow strings a Python object per id)
+    cand = df[shared.to_numpy()[pd.factorize(df["run_id"])[0]]]
     # a run's start synchronisation is its harness's choice, not another configuration (split_sync)
     order = split_sync(cand).sort_values(["start_utc", "run_id"], ascending=False, kind="stable")
     dropped = order.duplicated([*scope, *KEYS], keep="first")
@@ -91,7 +93,7 @@ def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tupl
     pairs = gone.groupby(["file", "kept"], sort=True).size()
     old, new = pairs.index[0]
     first = gone[(gone["file"] == old) & (gone["kept"] == new)].iloc[0]
-    v1 = bool((gone["schema"] == 1).any()) or bool((order.loc[order["file"].isin(gone["kept"]), "schema"] == 1).any())
+    v1 = bool((gone["schema"] == 1).any()) or bool((order.loc[order["file"].isin(gone["kept"].unique()), "schema"] == 1).any())
     note = ("; schema-1 files carry no params, so the runs may differ in settings their rows cannot show" if v1 else "")
     if len(pairs) == 1:
         warns = [f"{old}: {len(gone)} configuration(s) measured again by {new} (e.g. {describe(first)}): {RULE}{note}"]

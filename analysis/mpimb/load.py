@@ -133,7 +133,13 @@ def expand(paths: list[str]) -> list[Path]:
     if problems:
         raise InputError(*problems)
     seen: set[Path] = set()
-    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]  # type: ignore[func-returns-value]
+    unique = []
+    for p in out:
+        real = p.resolve()
+        if real not in seen:
+            seen.add(real)
+            unique.append(p)
+    return unique
 
 
 def _line(i: int) -> int:
@@ -153,12 +159,21 @@ def _validator(version: int, key: str) -> Draft202012Validator:
     return Draft202012Validator(schema.meta_document(version)["properties"][key])
 
 
-@cache
-def _field_errors(version: int, key: str, value: str) -> tuple[tuple[tuple[str, ...], str, str, bool], ...]:
-    """One field's problems (path, validator, message, instance is an object), its value given as canonical
-    JSON: many runs carry the same topology, compiler, options ..., and each distinct value is checked once."""
-    return tuple(((key, *(str(x) for x in e.absolute_path)), str(e.validator), str(e.message),
-                  isinstance(e.instance, dict)) for e in _validator(version, key).iter_errors(json.loads(value)))
+FieldErrors = tuple[tuple[tuple[str, ...], str, str, bool], ...]
+_FIELD_ERRORS: dict[tuple[int, str, str], FieldErrors] = {}
+
+
+def _field_errors(version: int, key: str, value: Any) -> FieldErrors:
+    """One field's problems (path, validator, message, instance is an object).  Many runs carry the same
+    topology, compiler, options ..., and each distinct value is checked once: the key is the value's repr,
+    which tells apart every two different values json.loads gives (1, 1.0, true and '1' included; an
+    object's keys in another order only cost a second check) at a quarter of json.dumps' time."""
+    k = (version, key, repr(value))
+    got = _FIELD_ERRORS.get(k)
+    if got is None:
+        got = _FIELD_ERRORS[k] = tuple(((key, *(str(x) for x in e.absolute_path)), str(e.validator), str(e.message),
+                                        isinstance(e.instance, dict)) for e in _validator(version, key).iter_errors(value))
+    return got
 
 
 def _meta_problems(jp: Path, text: str, meta: dict[str, Any], version: int) -> list[str]:
@@ -168,7 +183,7 @@ def _meta_problems(jp: Path, text: str, meta: dict[str, Any], version: int) -> l
         ((), "required", f"'{k}' is a required property", True) for k in doc["required"] if k not in meta]
     for k, v in meta.items():
         if k in doc["properties"]:
-            errors += _field_errors(version, k, json.dumps(v, sort_keys=True))
+            errors += _field_errors(version, k, v)
     errors.sort(key=lambda e: list(e[0]))
     probs = []
     for path, validator, message, is_object in errors[:5]:
@@ -542,14 +557,23 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         p.rows(timed & ~(t[c] >= 1), f"column '{c}' must be >= 1")
     p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) & (prog == "halocompare").to_numpy(),
            "halocompare neighbors must be 2, 4, 6, 8 or 26")
+    same_file = start[1:] == start[:-1]  # row i and row i + 1 are of one file
     for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):  # one run per file
-        vals: np.ndarray = df[c].to_numpy()
-        first = vals[start]
-        if vals.dtype.kind == "f":
-            differs = ~np.isnan(first) & ~np.isnan(vals) & (vals != first)
+        col = df[c].array
+        if col.dtype.kind == "f":
+            v = np.asarray(col)
+            changes = (v[1:] != v[:-1]) & ~(np.isnan(v[1:]) & np.isnan(v[:-1]))
         else:
-            differs = vals != first
-        p.rows(differs, lambda i, c=c, vals=vals, first=first: f"{c} {_show(vals[i])} differs from the first row's "
+            changes = np.asarray(col[1:] != col[:-1], dtype=bool)
+        if not (changes & same_file).any():  # every file's rows all alike (the usual case): nothing to list
+            continue
+        first = col.take(start)
+        if col.dtype.kind == "f":
+            vals, firsts = np.asarray(col), np.asarray(first)
+            differs = ~np.isnan(firsts) & ~np.isnan(vals) & (vals != firsts)
+        else:  # strings compared where they are (pyarrow): a Python object per cell cost 0.2 s per 500,000 rows
+            differs = np.asarray(col != first, dtype=bool)
+        p.rows(differs, lambda i, c=c, col=col, first=first: f"{c} {_show(col[i])} differs from the first row's "
                f"{_show(first[i])} (one run per file)")
     keyed = df[KEYS].assign(_file=p.fidx)
     dup = keyed.duplicated(["_file", *KEYS], keep=False).to_numpy() & typed
@@ -562,21 +586,25 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
                f"configuration once: {', '.join(KEYS)})")
 
 
-def check_meta(p: _Problems, f: int, df: pd.DataFrame, start: int, stop: int,
+META_KEYS = ["run_id", "program", "label", *schema.key_roles("layout")]  # a file's first row against its JSON
+
+
+def check_meta(p: _Problems, f: int, first: dict[str, Any], start: int, stop: int,
                meta: dict[str, Any]) -> list[str]:
-    """One file's rows (df.iloc[start:stop]) against its JSON: problems go to p, warnings are returned."""
+    """One file's rows (start:stop of all files') against its JSON, first: its first row's META_KEYS:
+    problems go to p, warnings are returned."""
     path = p.paths[f]
     jp = path.with_suffix(".json")
     if stop == start or not meta:
         return []
     for k in ("run_id", "program", "label"):
-        v = df[k].iat[start]
+        v = first[k]
         if k in meta and str(v) != str(meta[k]):
             p.add(f, f"{path}:2: {k} {v!r} differs from {jp.name}'s {meta[k]!r}")
     for k in schema.key_roles("layout"):
-        v, first = meta.get(k), float(df[k].to_numpy()[start])
-        if isinstance(v, int) and not isinstance(v, bool) and not math.isnan(first) and first != v:
-            p.add(f, f"{path}:2: {k} {first:g} differs from {jp.name}'s {v}")
+        v, first_v = meta.get(k), float(first[k])
+        if isinstance(v, int) and not isinstance(v, bool) and not math.isnan(first_v) and first_v != v:
+            p.add(f, f"{path}:2: {k} {first_v:g} differs from {jp.name}'s {v}")
     if meta.get("complete") is False:
         return [f"{jp}: run incomplete (\"complete\": false): using its {stop - start} finished row(s)"]
     if isinstance(meta.get("rows"), int) and meta["rows"] != stop - start:
@@ -622,14 +650,18 @@ def _normalised(df: pd.DataFrame) -> pd.DataFrame:
     return df[COLUMNS]
 
 
-def _read_together(items: list[tuple[int, bytes]]) -> tuple[list[tuple[list[int], list[int], pd.DataFrame]], list[int]]:
-    """Well-formed files of one header parsed as one text: ([(file indices, rows of each, frame)], files to
-    read alone).  A text that does not parse is halved until the files that spoil it stand alone."""
+def _read_together(items: list[tuple[int, bytes, int]]) -> tuple[list[tuple[list[int], list[int], pd.DataFrame]],
+                                                                  list[int]]:
+    """Well-formed files of one header (file index, text, its number of lines) parsed as one text:
+    ([(file indices, rows of each, frame)], files to read alone).  A text that does not parse is halved
+    until the files that spoil it stand alone."""
     nl = items[0][1].index(b"\n")
-    counts = [d.count(b"\n") - 1 for _, d in items]
-    df = _read_fast(items[0][1][:nl + 1] + b"".join(d[d.index(b"\n") + 1:] for _, d in items))
+    counts = [n - 1 for _, _, n in items]
+    # (memoryview: the files' bodies are copied once, into the joined text)
+    df = _read_fast(b"".join([memoryview(items[0][1])[:nl + 1],
+                              *(memoryview(d)[d.index(b"\n") + 1:] for _, d, _ in items)]))
     if df is not None and len(df) == sum(counts):  # one line per row: the lines say which file a row is from
-        return [([f for f, _ in items], counts, _normalised(df))], []
+        return [([f for f, _, _ in items], counts, _normalised(df))], []
     if len(items) == 1:
         return [], [items[0][0]]
     half = len(items) // 2
@@ -644,7 +676,7 @@ def _load_files(files: list[Path]) -> tuple[list[Run], list[str], list[str]]:
     declareds: list[str] = []
     problems: list[list[str]] = []
     warns: list[list[str]] = []
-    fast: dict[tuple[bytes, int], list[tuple[int, bytes]]] = {}
+    fast: dict[tuple[bytes, int], list[tuple[int, bytes, int]]] = {}
     alone: list[int] = []
     for f, path in enumerate(files):
         meta, version, declared, probs = _read_meta(path)
@@ -657,8 +689,9 @@ def _load_files(files: list[Path]) -> tuple[list[Run], list[str], list[str]]:
         except OSError:
             data = b""
         hv = _header_version(data) if data else None
-        if hv is not None and (version is None or hv == version) and data.count(b"\n") > 1:
-            fast.setdefault((data[:data.index(b"\n")], hv), []).append((f, data))
+        lines = data.count(b"\n") if hv is not None else 0
+        if hv is not None and (version is None or hv == version) and lines > 1:
+            fast.setdefault((data[:data.index(b"\n")], hv), []).append((f, data, lines))
         else:
             alone.append(f)
     pieces: list[tuple[list[int], list[int], pd.DataFrame]] = []
@@ -700,8 +733,12 @@ def _load_files(files: list[Path]) -> tuple[list[Run], list[str], list[str]]:
     if len(big):
         check_rows(big, p, ver[fidx], typed_file[fidx], start, fresh_file[fidx])
         _published_without_source(big, p, metas)
+    # each file's first row (a file without rows is never looked at), taken in one step per column
+    firsts = {k: big[k].take(np.minimum(bounds[:-1], max(len(big) - 1, 0))).to_numpy() if len(big) else
+              np.zeros(len(files)) for k in META_KEYS}
     for f in range(len(files)):
-        warns.append(check_meta(p, f, big, int(bounds[f]), int(bounds[f + 1]), metas[f]))
+        warns.append(check_meta(p, f, {k: v[f] for k, v in firsts.items()}, int(bounds[f]), int(bounds[f + 1]),
+                                metas[f]))
     found = p.by_file()
     runs: list[Run] = []
     all_probs: list[str] = []

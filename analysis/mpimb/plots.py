@@ -188,6 +188,16 @@ def talk_bars(h: pd.DataFrame, prog: str, test: str, names: list[str], stat: str
     return save(fig, f"compare-{prog}-{test}", title, svg=False)
 
 
+def _first_distinct(d: pd.DataFrame, cols: list[str], n: int) -> pd.DataFrame:
+    """d[cols].drop_duplicates().head(n), from as few of d's rows as give n (a plot's group has 50,000)."""
+    k = 64
+    while True:
+        got = d.head(k)[cols].drop_duplicates().head(n)
+        if len(got) == n or k >= len(d):
+            return got
+        k *= 8
+
+
 def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int = 24) -> list[Plot]:
     """Overlays: per (program, test) the machines in colour, up to 3 series as line styles (a series
     is every key column but the size, so nothing is merged); halocompare halo and one-sender: bars
@@ -224,10 +234,10 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
             continue
         if g["bytes"].nunique() < 2 or len(out) >= max_plots:
             continue
-        present = set(g["set"].astype(str).unique())
+        present = {str(x) for x in g["set"].unique()}
         title = f"{prog} {test}: " + " vs ".join(n for n in names if n in present)
         fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
-        keys = list(g[COMPARE_SERIES].drop_duplicates().head(3).itertuples(index=False, name=None))
+        keys = list(_first_distinct(g, COMPARE_SERIES, 3).itertuples(index=False, name=None))
         shown = [c for i, c in enumerate(COMPARE_SERIES) if len({str(k[i]) for k in keys}) > 1 or
                  c in ("method", "comm")]
         chosen = g.merge(pd.DataFrame(keys, columns=COMPARE_SERIES).assign(ki=range(len(keys))),

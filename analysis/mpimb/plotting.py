@@ -72,6 +72,9 @@ def save(fig: Figure, name: str, title: str, svg: bool = True, tight: bool = Tru
     """The Plot of fig (closed in pyplot: a closed figure still renders); svg=False: PNG only."""
     if tight:
         fig.tight_layout()
+        # tight_layout leaves a placeholder layout engine, and savefig draws a figure with any engine twice
+        # (once to lay it out, once to print): the layout is done, so the PNG is drawn once
+        fig.set_layout_engine(None)
     b = io.BytesIO()
     fig.savefig(b, format="png", dpi=100, pil_kwargs={"compress_level": 3})
     pyplot().close(fig)

@@ -40,9 +40,9 @@ def units(d: pd.DataFrame) -> np.ndarray:
     """unit_of for every row, vectorised over the distinct (program, test) pairs."""
     if d.empty:
         return np.asarray([], dtype=object)
-    key = d["program"].astype(str) + "\x00" + d["test"].astype(str)
-    table = {k: unit_of(*k.split("\x00", 1)) for k in key.unique()}
-    return key.map(table).to_numpy(object)
+    pairs = d.groupby(["program", "test"], sort=False, dropna=False, observed=True)
+    table = np.asarray([unit_of(str(p), str(t)) for p, t in pairs.size().index], dtype=object)  # ngroup order
+    return table[pairs.ngroup().to_numpy()]
 
 
 def rate_mask(d: pd.DataFrame) -> np.ndarray:

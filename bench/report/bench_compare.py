@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+TARGET_S = 3.0  # issue 26: the best run, wall clock
 SCHEMA = ROOT / "analysis" / "mpimb" / "schema" / "results.schema.json"
 COLUMNS = [c["title"] for c in json.loads(SCHEMA.read_text())["prefixItems"]]
 TESTS = ["bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall", "reduce_scatter_block",
@@ -95,15 +96,16 @@ def main() -> int:
             make_set(tmp / "B", "machineB", a.rows_per_set, 0.9, 2)
         print(f"data: 2 x {a.rows_per_set} rows in {time.perf_counter() - t0:.1f} s "
               f"({sum(p.stat().st_size for p in tmp.rglob('*.csv')) / 1e6:.0f} MB of CSV)")
-        exe = ROOT / ".venv" / "bin" / "mpimb-report"
-        cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "mpimb"])]
+        # this checkout's package (the venv's console script may belong to another checkout)
+        cmd = [sys.executable, "-m", "mpimb"]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT / "analysis"), os.environ.get("PYTHONPATH")] if p)}
         times = []
         cpus = []
         for _ in range(a.repeat):
             t0 = time.perf_counter()
             r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             p = subprocess.run([*cmd, "compare", str(tmp / "A"), str(tmp / "B"), "-o", str(tmp / "out" /
-                                "report.html")], check=False, capture_output=True, text=True)
+                                "report.html")], check=False, capture_output=True, text=True, env=env)
             times.append(time.perf_counter() - t0)
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
@@ -112,9 +114,10 @@ def main() -> int:
                 return 1
         print(f"compare on {2 * a.rows_per_set} rows: best {min(times):.2f} s, median "
               f"{sorted(times)[len(times) // 2]:.2f} s over {a.repeat} run(s) (wall clock, whole command); "
-              f"CPU (user+sys) best {min(cpus):.2f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+              f"CPU (user+sys) best {min(cpus):.2f} s; peak RSS {r1.ru_maxrss / 1024:.0f} MiB; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print(f"outputs: {', '.join(f'{p.name} {p.stat().st_size / 1e6:.1f} MB' for p in sorted((tmp / 'out').glob('*.*')))}")
-        return 0 if min(times) < 10 else 1
+        return 0 if min(times) <= TARGET_S else 1
     finally:
         if a.dir is None:
             shutil.rmtree(tmp, ignore_errors=True)

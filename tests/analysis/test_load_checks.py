@@ -220,3 +220,29 @@ def test_text_tables_stop_after_the_block_limit(monkeypatch: pytest.MonkeyPatch,
     assert len(t.out) < len(full.out) and "not shown" not in full.out + full.err
     capped = cli("table", str(FIXTURES / "clusterA"), "--format", "csv", capsys=capsys)
     assert capped.out == every.out and "not shown" not in capped.out + capped.err
+
+
+def test_meta_checked_once_per_value_still_tells_true_from_1(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """meta.schema.json is checked once per distinct field value across files; 1 (an integer, equal to
+    true in Python and hashing alike) where a boolean belongs is still a problem of its own file."""
+    files = _sweep(tmp_path / "s", 3)
+    jp = files[2].with_suffix(".json")
+    jp.write_text(json.dumps({**json.loads(jp.read_text()), "complete": 1}))
+    v = cli("validate", str(tmp_path / "s"), capsys=capsys)
+    probs = _problems(v.out)
+    assert v.rc == 1 and len(probs) == 1, probs
+    assert probs[0].startswith(f"{jp}:") and "'complete'" in probs[0] and "boolean" in probs[0]
+
+
+@pytest.mark.parametrize(("column", "value"), [("nprocs", "8"), ("label", "clusterB")])
+def test_a_row_of_another_run_in_a_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str,
+                                                 value: str) -> None:
+    """One run per file: a row whose layout or label differs from the file's first row is named, also among
+    many files whose rows are all alike (those are passed over in one step)."""
+    files = _sweep(tmp_path / "s", 5)
+    _set(files[3], 5, column, value)
+    v = cli("validate", str(tmp_path / "s"), capsys=capsys)
+    lines = [ln for ln in _problems(v.out) if "differs from the first row's" in ln]
+    assert v.rc == 1 and len(lines) == 1, v.out
+    assert lines[0].startswith(f"{files[3]}:5: {column} ") and value in lines[0]
