@@ -36,6 +36,7 @@ struct halo {
     void *priv; /* the method's own state */
     int win_flavor;      /* RMA: HALO_WIN_CREATE or HALO_WIN_ALLOCATE (--win) */
     unsigned rma_assert; /* RMA: HALO_ASSERT_* bits (--assert) */
+    int partitions;      /* partitioned: parts per face (--partitions) */
 };
 
 enum { HALO_WIN_CREATE, HALO_WIN_ALLOCATE };
@@ -57,6 +58,10 @@ extern const struct halo_method halo_p2p_methods[];      /* p2p.c, ends with {0}
 extern const struct halo_method halo_unsafe_methods[];   /* p2p.c: send-recv-naive, needs --unsafe */
 extern const struct halo_method halo_rma_methods[];      /* rma.c */
 extern const struct halo_method halo_neighbor_methods[]; /* neighbor.c */
+extern const struct halo_method halo_partitioned_methods[]; /* partitioned.c: MPI-4, point-to-point */
+/* Whether the method called name is an entry of table (its family: the
+ * stdout tables, the memory a group needs). */
+int halo_method_in(const struct halo_method *table, const char *name);
 
 /* array.c: --layout array (docs/halo-array.md).  The local array of
  * doubles with one ghost layer, its faces, edges and corners as subarray
