@@ -81,6 +81,7 @@ size_t halo_face_of(int ndims, const int n[MAXDIM]);       /* doubles in the lar
 double *halo_array_mem(const struct halo_array *a);
 size_t halo_array_size(const struct halo_array *a); /* its doubles, with the ghosts */
 long halo_array_face(const struct halo_array *a); /* doubles in the largest message (a face) */
+long halo_array_elems(const struct halo_array *a, int d); /* doubles in region d */
 long halo_array_sent(const struct halo *h);       /* doubles this process sends per exchange */
 /* Points the halo's messages at the array (datatype) or at the pack
  * buffers (pack, mpi-pack); count becomes the largest message's doubles. */

@@ -9,8 +9,9 @@
  * A face of c elements is split into --partitions P parts of c / P (main.c
  * refuses a P that does not divide the faces the user asked for; with the
  * default P and --methods all, a size P does not divide is this row's n/a).
- * The full stencil's edges and corners of the array (a line, one double)
- * are P parts where P divides them, else one.  Sender and receiver reach
+ * The full stencil's edges and corners of the array (a line, one double),
+ * and a packed face whose bytes P does not divide, are P parts where P
+ * divides their count, else one.  Sender and receiver reach
  * the same split: a message's count is the same on both sides. */
 #include "halo.h"
 
@@ -59,12 +60,14 @@ static const char *part_setup(struct halo *h)
         return "a face sent in place is one subarray element, which partitions cannot split (packing pack, "
                "mpi-pack)";
     /* every face, partner or not, so that every rank reaches the same verdict */
-    for (int d = 0; d < halo_faces(h->ndims); d++)
-        if (h->scount[d] % h->partitions) {
-            snprintf(why, sizeof why, "%d partitions (--partitions) do not divide a face of %d %s", h->partitions,
-                     h->scount[d], h->stype[d] == MPI_PACKED ? "packed bytes" : "doubles");
+    for (int d = 0; d < halo_faces(h->ndims); d++) {
+        long face = h->arr ? halo_array_elems(h->arr, d) : h->count; /* doubles, whatever the packing */
+        if (face % h->partitions) {
+            snprintf(why, sizeof why, "%d partitions (--partitions) do not divide a face of %ld doubles",
+                     h->partitions, face);
             return why;
         }
+    }
     for (int i = 0; i < h->ndirs; i++) {
         int d = h->dirs[i], r = parts(h, h->rcount[d]), s = parts(h, h->scount[d]);
         MPI_Precv_init(h->rbuf[d], r, h->rcount[d] / r, h->rtype[d], h->partner[d], h->opp[d], h->comm,
