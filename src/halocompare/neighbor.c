@@ -51,7 +51,10 @@
 #define NBR_INIT_NONE "this Open MPI was built without its pcollreq extension (MPIX_Neighbor_alltoall_init)"
 #endif
 #else
-#define NBR_INIT_NONE "MPI_Neighbor_alltoall_init needs MPI-4; this MPI library is older"
+#define NBR_STR_(x) #x
+#define NBR_STR(x) NBR_STR_(x)
+#define NBR_INIT_NONE                                                                                                \
+    "MPI_Neighbor_alltoall_init needs MPI-4; this MPI library is MPI-" NBR_STR(MPI_VERSION) "." NBR_STR(MPI_SUBVERSION)
 #endif
 
 /* A method's state (h->priv): every member of a group has its own. */
