@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 from conftest import ONCE_BARRIER, ROOT, Run, check_bad_input, check_schema, run_mpi
+from test_halo_mpi4 import MPI4, library, mpi4_na
 
 P2P = ["irecv-send", "irecv-isend", "phased", "persistent", "sendrecv"]
 ACTIVE = ["rma-fence-put", "rma-fence-get", "rma-pscw-put", "rma-pscw-get"]
 PASSIVE = ["rma-lock-put", "rma-lock-get", "rma-lockall-flush"]
 NBR = ["neighbor-alltoall", "neighbor-ineighbor"]
-ALL = P2P + ACTIVE + PASSIVE + NBR
+ALL = P2P + ACTIVE + PASSIVE + NBR + MPI4
 PACKINGS = ("datatype", "pack", "mpi-pack")
 STENCILS = {2: ("4", "8"), 3: ("6", "26")}
 # one repetition of one iteration per test, each starting on a barrier: what is checked is that every
@@ -51,8 +52,9 @@ def check_rows(run: Run, n: int, dims: int, methods: list[str], comms: tuple[str
     want = {(c, m, pk, nb, per) for c in comms for m in methods for pk in PACKINGS for nb in STENCILS[dims]
             for per in periodic}
     assert set(got) == want and len(rows) == len(want)
+    lib = library(run)
     for (_, m, pk, _, _), r in got.items():
-        why = na_reason(m, pk)
+        why = na_reason(m, pk) or mpi4_na(r, lib)
         if why:
             assert r["stop_reason"].startswith(f"n/a: {why}"), r
         else:

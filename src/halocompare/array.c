@@ -99,6 +99,8 @@ long halo_array_face(const struct halo_array *a)
     return most;
 }
 
+long halo_array_elems(const struct halo_array *a, int d) { return a->elems[d]; }
+
 long halo_array_sent(const struct halo *h)
 {
     long s = 0;

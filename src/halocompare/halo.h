@@ -36,6 +36,7 @@ struct halo {
     void *priv; /* the method's own state */
     int win_flavor;      /* RMA: HALO_WIN_CREATE or HALO_WIN_ALLOCATE (--win) */
     unsigned rma_assert; /* RMA: HALO_ASSERT_* bits (--assert) */
+    int partitions;      /* partitioned: parts per face (--partitions) */
 };
 
 enum { HALO_WIN_CREATE, HALO_WIN_ALLOCATE };
@@ -57,6 +58,10 @@ extern const struct halo_method halo_p2p_methods[];      /* p2p.c, ends with {0}
 extern const struct halo_method halo_unsafe_methods[];   /* p2p.c: send-recv-naive, needs --unsafe */
 extern const struct halo_method halo_rma_methods[];      /* rma.c */
 extern const struct halo_method halo_neighbor_methods[]; /* neighbor.c */
+extern const struct halo_method halo_partitioned_methods[]; /* partitioned.c: MPI-4, point-to-point */
+/* Whether the method called name is an entry of table (its family: the
+ * stdout tables, the memory a group needs). */
+int halo_method_in(const struct halo_method *table, const char *name);
 
 /* array.c: --layout array (docs/halo-array.md).  The local array of
  * doubles with one ghost layer, its faces, edges and corners as subarray
@@ -76,6 +81,7 @@ size_t halo_face_of(int ndims, const int n[MAXDIM]);       /* doubles in the lar
 double *halo_array_mem(const struct halo_array *a);
 size_t halo_array_size(const struct halo_array *a); /* its doubles, with the ghosts */
 long halo_array_face(const struct halo_array *a); /* doubles in the largest message (a face) */
+long halo_array_elems(const struct halo_array *a, int d); /* doubles in region d */
 long halo_array_sent(const struct halo *h);       /* doubles this process sends per exchange */
 /* Points the halo's messages at the array (datatype) or at the pack
  * buffers (pack, mpi-pack); count becomes the largest message's doubles. */

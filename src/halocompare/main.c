@@ -8,15 +8,16 @@
 #include <string.h>
 
 #define NAIVE "send-recv-naive"
+#define PARTITIONED "partitioned"
 
 /* All method families, in table order. */
-static const struct halo_method *const families[] = {halo_p2p_methods, halo_rma_methods, halo_neighbor_methods,
-                                                     halo_unsafe_methods};
+static const struct halo_method *const families[] = {halo_p2p_methods, halo_partitioned_methods, halo_rma_methods,
+                                                     halo_neighbor_methods, halo_unsafe_methods};
 static const struct halo_method *methods[64];
 static int nmethods;
 static char method_choices[1024];
 
-enum { DEFAULT_COUNT = 2000, MAXCOUNT = 1 << 24 };
+enum { DEFAULT_COUNT = 2000, MAXCOUNT = 1 << 24, DEFAULT_PARTITIONS = 4 };
 static long count, seed = 1, ndims = 2; /* count 0: not given (DEFAULT_COUNT, or -m) */
 static unsigned long sel_methods, sel_comms, sel_nbrs, sel_tests;
 static char stencil_choices[32]; /* --neighbors: bit i of sel_nbrs = halo_stencils[i] */
@@ -32,6 +33,7 @@ static unsigned long sel_packing; /* --packing: bit PACK_* (0: all) */
 static const char *extents_arg;   /* --extents AxB[xC] */
 static long extents[MAXDIM];      /* parsed; extents[0] = 0: from --count */
 static const char *const win_names[] = {"create", "allocate"};
+static long partitions; /* --partitions; 0: not given (DEFAULT_PARTITIONS) */
 
 static const struct mb_option options[] = {
     {"count", 'c', MB_OPT_INT, &count, 1, MAXCOUNT, NULL,
@@ -63,6 +65,9 @@ static const struct mb_option options[] = {
      "(default: all)"},
     {"extents", 0, MB_OPT_STRING, &extents_arg, 0, 0, NULL,
      "--layout array: the interior extents AxB (2-D) or AxBxC (3-D), instead of --count doubles per face"},
+    {"partitions", 0, MB_OPT_INT, &partitions, 1, MAXCOUNT, NULL,
+     PARTITIONED ": the parts each face is split into, marked ready one by one with MPI_Pready, as threads "
+     "filling it would; must divide every face (4)"},
     {"unsafe", 0, MB_OPT_FLAG, &unsafe, 0, 0, NULL, "allow the deliberately unsafe method " NAIVE " (may deadlock)"},
     {0},
 };
@@ -106,12 +111,14 @@ static void collect_choices(void)
         n += (size_t)snprintf(stencil_choices + n, sizeof stencil_choices - n, "%s%d", i ? "," : "", halo_stencils[i]);
 }
 
-static int naive_index(void)
+static int method_index(const char *name)
 {
     for (int i = 0; i < nmethods; i++)
-        if (!strcmp(methods[i]->name, NAIVE)) return i;
+        if (!strcmp(methods[i]->name, name)) return i;
     return -1;
 }
+
+static int naive_index(void) { return method_index(NAIVE); }
 
 /* --extents AxB[xC]: ndims numbers >= 1; NULL or why not. */
 static const char *parse_extents(void)
@@ -165,6 +172,8 @@ static const char *validate(void)
     if (why) return why;
     if (!unsafe && sel_methods != ~0ul && (sel_methods >> naive_index() & 1))
         return "--methods " NAIVE " needs --unsafe (it deadlocks above the eager limit)";
+    if (partitions && sel_methods && sel_methods != ~0ul && !(sel_methods >> method_index(PARTITIONED) & 1))
+        return "--partitions is for the " PARTITIONED " method: add it to --methods";
     for (int i = 0; i < NSTENCIL && sel_nbrs != ~0ul; i++)
         if ((sel_nbrs >> i & 1) && halo_stencils[i] != st[0] && halo_stencils[i] != st[ns - 1]) {
             int n = snprintf(msg, sizeof msg, "--neighbors %d does not apply to --dims %ld (choose from: %d",
@@ -317,7 +326,7 @@ static double method_bytes(const struct halo_method *m, const struct halo *h)
     double msg = (double)h->count * 8;
     if (!strncmp(m->name, "rma-lock", 8)) return 2 * h->nnbr * msg + 8.0 * h->nnbr; /* two sets + flags */
     if (!strncmp(m->name, "rma-", 4)) return h->nnbr * msg;
-    if (!strncmp(m->name, "neighbor-", 9)) return 2 * h->ndirs * msg;
+    if (halo_method_in(halo_neighbor_methods, m->name)) return 2 * h->ndirs * msg;
     return 0;
 }
 
@@ -366,6 +375,8 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
                 mb_param_opt(run, row, "assert");
             }
             if (ck == COMM_RANDOM) mb_param_opt(run, row, "seed");
+            if (halo_method_in(halo_partitioned_methods, methods[i]->name))
+                mb_param(row, "partitions", "%d", base->partitions);
             row->sent_bytes = sent;
             memcpy(row->order, run->order_path, sizeof row->order);
             mb_begin(run, row);
@@ -482,6 +493,31 @@ static void run_one_sender(struct mb_run *run, struct halo *h, struct mb_sweep *
 
 static int popcount(unsigned long m) { return __builtin_popcountl(m); }
 
+/* The partitioned method, asked for by name or by --partitions: every face
+ * of every size must split into the partitions (else a usage error); with
+ * --methods all and the default, a size they do not divide is its n/a row
+ * (partitioned.c).  Faces: --count doubles, or the array's faces. */
+static void check_partitions(struct mb_run *run, int nd, const long *counts, int nsizes)
+{
+    int named = sel_methods != ~0ul && (sel_methods >> method_index(PARTITIONED) & 1);
+    long p = partitions ? partitions : DEFAULT_PARTITIONS;
+    if (!named && !partitions) return;
+    for (int s = 0; s < nsizes; s++) {
+        int n[MAXDIM];
+        long faces[MAXDIM] = {counts[s]};
+        int nf = 1;
+        if (layout == LAYOUT_ARRAY && !halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, n))
+            for (nf = 0; nf < nd; nf++) { /* the face across dimension nf */
+                faces[nf] = 1;
+                for (int k = 0; k < nd; k++) faces[nf] *= k == nf ? 1 : n[k];
+            }
+        for (int f = 0; f < nf; f++)
+            if (faces[f] % p)
+                mb_usage_error(run, "--partitions %ld%s does not divide a face of %ld doubles: choose a divisor of "
+                               "every face", p, partitions ? "" : " (the default)", faces[f]);
+    }
+}
+
 /* The message sizes, in doubles: --count, or -m MIN:MAX doubling from MIN
  * (whole doubles: MIN a multiple of 8 bytes, so every size is). */
 static int plan_sizes(struct mb_run *run, long counts[64])
@@ -511,6 +547,7 @@ int main(int argc, char **argv)
     struct mb_run *run = mb_init(&argc, &argv, &program);
     long counts[64];
     int nsizes = plan_sizes(run, counts), nd = (int)ndims, st[2], nst = stencils_of(nd, st);
+    check_partitions(run, nd, counts, nsizes);
     if (!sel_methods) sel_methods = (1ul << nmethods) - 1;
     if (!sel_comms) sel_comms = (1ul << NCOMM) - 1;
     if (!sel_tests || sel_tests == ~0ul) sel_tests = layout == LAYOUT_ARRAY ? 5 : 3;
@@ -560,7 +597,8 @@ int main(int argc, char **argv)
             comms[ck] = halo_comm_create((enum comm_kind)ck, run, nd, p, (unsigned long)seed, notes[p][ck],
                                          sizeof notes[p][ck]);
             hc[ck] = (struct halo){.win_flavor = h.win_flavor, .rma_assert = h.rma_assert,
-                                   .comm_name = halo_comm_names[ck]};
+                                   .comm_name = halo_comm_names[ck],
+                                   .partitions = (int)(partitions ? partitions : DEFAULT_PARTITIONS)};
         }
         /* --order shuffle: the communicators (the one-sender tests one more item) — the order the
          * halo groups set up and, where they are measured one communicator at a time, run in;

@@ -30,10 +30,32 @@
  *   datatypes by MPI_(I)Neighbor_alltoallw in place, the block of a partner
  *   one struct of its messages' subarray types (receive types displaced by
  *   one double: the receive buffer is the array + 1, the send buffer the
- *   array, so that the two buffer arguments differ). */
+ *   array, so that the two buffer arguments differ).
+ * persistent-neighbor: the same call (alltoall, alltoallv or alltoallw, as
+ *   above) made once as a persistent request (MPI-4 MPI_Neighbor_*_init;
+ *   Open MPI 4.1's MPIX_ forms from its pcollreq extension), then
+ *   MPI_Start + MPI_Wait per exchange. */
 #include "halo.h"
 
 #include <stdlib.h>
+
+#if defined(MB_SIMULATED)
+/* nbr_setup says why */
+#elif MPI_VERSION >= 4
+#define NBR_INIT(kind) MPI_Neighbor_##kind##_init
+#elif defined(OMPI_MAJOR_VERSION)
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define NBR_INIT(kind) MPIX_Neighbor_##kind##_init
+#else
+#define NBR_INIT_NONE "this Open MPI was built without its pcollreq extension (MPIX_Neighbor_alltoall_init)"
+#endif
+#else
+#define NBR_STR_(x) #x
+#define NBR_STR(x) NBR_STR_(x)
+#define NBR_INIT_NONE                                                                                                \
+    "MPI_Neighbor_alltoall_init needs MPI-4; this MPI library is MPI-" NBR_STR(MPI_VERSION) "." NBR_STR(MPI_SUBVERSION)
+#endif
 
 /* A method's state (h->priv): every member of a group has its own. */
 struct nbr {
@@ -47,6 +69,7 @@ struct nbr {
     MPI_Datatype wst[MAXDIR], wrt[MAXDIR];   /* per partner: struct of its messages' types */
     int one[MAXDIR];
     MPI_Aint zero[MAXDIR];
+    MPI_Request preq; /* persistent-neighbor: the request made once */
 };
 
 /* The struct of the m types ty[list[0..m)] (all displaced by disp bytes). */
@@ -241,8 +264,49 @@ static void nbr_free(struct halo *h)
     h->priv = NULL;
 }
 
+static const char *persistent_setup(struct halo *h)
+{
+#if defined(NBR_INIT_NONE)
+    (void)h;
+    return NBR_INIT_NONE;
+#else
+    const char *why = nbr_setup(h);
+#if defined(NBR_INIT)
+    if (why) return why;
+    struct nbr *t = h->priv;
+    double *a = h->sbuf[0]; /* datatypes: the array */
+    if (t->w)
+        NBR_INIT(alltoallw)(a, t->one, t->zero, t->wst, a + 1, t->one, t->zero, t->wrt, t->topo, MPI_INFO_NULL,
+                            &t->preq);
+    else if (t->v)
+        NBR_INIT(alltoallv)(t->sb, t->cnt, t->displ, t->elt, t->rb, t->rcnt, t->rdispl, t->elt, t->topo,
+                            MPI_INFO_NULL, &t->preq);
+    else
+        NBR_INIT(alltoall)(t->sb, h->count, MPI_DOUBLE, t->rb, h->count, MPI_DOUBLE, t->topo, MPI_INFO_NULL,
+                           &t->preq);
+#endif
+    return why;
+#endif
+}
+
+static void persistent_run(struct halo *h, long iters)
+{
+    struct nbr *t = h->priv;
+    for (long it = 0; it < iters; it++) {
+        MPI_Start(&t->preq);
+        MPI_Wait(&t->preq, MPI_STATUS_IGNORE);
+    }
+}
+
+static void persistent_free(struct halo *h)
+{
+    MPI_Request_free(&((struct nbr *)h->priv)->preq);
+    nbr_free(h);
+}
+
 const struct halo_method halo_neighbor_methods[] = {
     {"neighbor-alltoall", nbr_setup, alltoall_run, nbr_free},
     {"neighbor-ineighbor", nbr_setup, ineighbor_run, nbr_free},
+    {"persistent-neighbor", persistent_setup, persistent_run, persistent_free},
     {0},
 };

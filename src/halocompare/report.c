@@ -35,8 +35,18 @@ void halo_cell(char **c, const struct mb_run *run, const struct mb_row *r)
     *c = mb_cell(r, r && !r->na ? rate(run, r) : 0);
 }
 
-/* The second table: one-sided (rma-*) and neighbourhood-collective methods. */
-static int onesided(const char *method) { return !strncmp(method, "rma-", 4) || !strncmp(method, "neighbor-", 9); }
+int halo_method_in(const struct halo_method *table, const char *name)
+{
+    for (const struct halo_method *m = table; m->name; m++)
+        if (!strcmp(m->name, name)) return 1;
+    return 0;
+}
+
+/* The second table: one-sided and neighbourhood-collective methods. */
+static int onesided(const char *method)
+{
+    return halo_method_in(halo_rma_methods, method) || halo_method_in(halo_neighbor_methods, method);
+}
 
 static int in_family(const struct mb_row *r, int family) { return family < 0 || onesided(r->method) == family; }
 
