@@ -68,6 +68,22 @@ def test_refused_on_every_rank(tmp_path: Path, lib: str, program: str, args: lis
     assert [q.name for q in d.iterdir()] == ["x"]
 
 
+def test_a_replaced_csv_takes_its_rounds_file_along(tmp_path: Path) -> None:
+    """-o same.csv again: the earlier run's same-rounds.csv goes with the CSV it belonged to, so a run
+    that measures no group (--group none) leaves no rounds beside rows they do not belong to."""
+    exe = bindir("openmpi") / "halocompare"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    args = [str(exe), "--quick", "--methods", "irecv-isend,persistent", "--comms", "world", "--neighbors", "4",
+            "--periodic", "no", "--reps", "1", "--max-reps", "1", "--warmup", "0", "-o", "same.csv"]
+    first = run(args, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "same-rounds.csv").is_file()  # the two methods, one group
+    again = run([*args, "--group", "none"], tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["same.csv", "same.json"]
+
+
 def test_output_directory_with_a_slash_is_made(tmp_path: Path) -> None:
     """-o newdir/ names a directory: made like results/, the run's files in it (it used to say 'Is a directory')."""
     exe = bindir("openmpi") / "halocompare"

@@ -113,6 +113,7 @@ const char *mb_stop_reason(const struct mb_opts *o, long n, double ratio, double
  * CSV: t[j][r] is member j's slowest-rank time in kept round r, pos[j][r]
  * its place in that round's order, row[j] its 1-based data row in the CSV. */
 void mb_rounds_begin(struct mb_run *run, unsigned long long seed);
+char *mb_rounds_path(const char *csv_path); /* the rounds file beside this CSV (malloc'd) */
 void mb_rounds_write(const struct mb_run *run, long group, int n, const int *row, const double *const *t,
                      const int *const *pos, long nrounds);
 

@@ -15,13 +15,19 @@ static int opened; /* tried already (rank 0) */
 
 static const char *const rounds_columns = "group,round,row,pos,time_s";
 
+char *mb_rounds_path(const char *csv_path)
+{
+    size_t l = strlen(csv_path), stem = l > 4 && !strcmp(csv_path + l - 4, ".csv") ? l - 4 : l;
+    char *path = malloc(stem + 16);
+    snprintf(path, stem + 16, "%.*s-rounds.csv", (int)stem, csv_path);
+    return path;
+}
+
 void mb_rounds_begin(struct mb_run *run, unsigned long long seed)
 {
     if (opened || run->rank != 0 || !run->csv_path) return;
     opened = 1;
-    size_t l = strlen(run->csv_path), stem = l > 4 && !strcmp(run->csv_path + l - 4, ".csv") ? l - 4 : l;
-    char *path = malloc(stem + 16);
-    snprintf(path, stem + 16, "%.*s-rounds.csv", (int)stem, run->csv_path);
+    char *path = mb_rounds_path(run->csv_path);
     rounds = fopen(path, "w");
     if (!rounds || fprintf(rounds, "%s\n", rounds_columns) < 0 || fflush(rounds)) {
         fprintf(stderr, "%s: warning: cannot write '%s': %s; the run goes on without per-round samples\n",

@@ -39,6 +39,16 @@ static _Noreturn void finalize_exit(int code)
     exit(code);
 }
 
+/* The rounds file beside a CSV this run replaces, or leaves: an earlier
+ * run's would otherwise sit beside rows it does not belong to (this run
+ * writes its own only when it measures a group). */
+static void forget_rounds(const char *csv_path)
+{
+    char *rounds = mb_rounds_path(csv_path);
+    remove(rounds);
+    free(rounds);
+}
+
 static void remove_outputs(struct mb_run *run)
 {
     mb_term_release(); /* a SIGTERM now must not write the metadata back */
@@ -47,6 +57,7 @@ static void remove_outputs(struct mb_run *run)
     run->csv = NULL;
     remove(run->csv_path);
     remove(run->json_path);
+    forget_rounds(run->csv_path);
     if (run->raw) {
         fclose(run->raw);
         run->raw = NULL;
@@ -178,6 +189,7 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
         snprintf(err, len, "no space left for results in the directory of '%s'", run->csv_path);
         code = 1;
     } else {
+        forget_rounds(run->csv_path);
         mb_csv_header(run->csv);
         if (mb_raw_open(run, err, len)) {
             code = write_failure(errno);
