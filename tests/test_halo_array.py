@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ONCE_BARRIER, ROOT, Run, check_bad_input, check_schema, run_mpi
+from mpimb.schema import parse_params
 from test_halo_mpi4 import MPI4, library, mpi4_na
 
 P2P = ["irecv-send", "irecv-isend", "phased", "persistent", "sendrecv"]
@@ -46,7 +47,7 @@ def check_rows(run: Run, n: int, dims: int, methods: list[str], comms: tuple[str
     rows = [r for r in rows if r["test"] == "halo"]
     got = {}
     for r in rows:
-        p = dict(kv.split("=", 1) for kv in r["params"].split(";"))
+        p = parse_params(r["params"])
         assert p["layout"] == "array" and p["dims"] == str(dims), r
         got[(r["comm"], r["method"], p["packing"], r["neighbors"], r["periodic"])] = r
     want = {(c, m, pk, nb, per) for c in comms for m in methods for pk in PACKINGS for nb in STENCILS[dims]

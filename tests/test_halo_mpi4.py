@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ONCE_BARRIER, Run, check_bad_input, check_schema, run_mpi
+from mpimb.schema import parse_params
 
 MPI4 = ["partitioned", "persistent-neighbor"]
 METHODS = ",".join(MPI4)
@@ -34,7 +35,7 @@ def mpi4_na(row: dict[str, str], lib: str) -> str | None:
         return None
     if lib == "openmpi":
         return "MPI_Psend_init needs MPI-4; Open MPI "  # its version: test_mpi4_methods
-    p = dict(kv.split("=", 1) for kv in row["params"].split(";") if kv)
+    p = parse_params(row["params"])
     if p.get("packing") == "datatype":
         return "a face sent in place is one subarray element"
     face, parts = int(row["bytes"]) // 8, int(p["partitions"])
@@ -47,7 +48,7 @@ def check_mpi4(run: Run, n: int, lib: str, dims: int, partitions: int, packings:
     assert run.returncode == 0, run.stderr[-3000:]
     assert library(run) == lib
     rows = [r for r in check_schema(run, "halocompare", n) if r["test"] == "halo"]
-    key = {(r["comm"], r["method"], dict(kv.split("=", 1) for kv in r["params"].split(";")).get("packing", ""),
+    key = {(r["comm"], r["method"], parse_params(r["params"]).get("packing", ""),
             r["neighbors"], r["periodic"]) for r in rows}
     assert len(key) == len(rows) == 2 * 2 * len(MPI4) * len(packings) * 2
     assert key == {(c, m, pk, nb, per) for c in ("world", "cart") for m in MPI4 for pk in packings
