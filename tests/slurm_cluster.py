@@ -100,6 +100,9 @@ class SlurmCluster:
             "TaskPlugin=task/none",
             "MpiDefault=none",
             "SchedulerType=sched/builtin",
+            # batch jobs scheduled at submission, not up to 3 s later (the default delay, made for
+            # high-throughput sites): a sweep's tiny jobs otherwise wait longer than they run
+            "SchedulerParameters=batch_sched_delay=0",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_CPU",
             "ReturnToService=2",

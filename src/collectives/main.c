@@ -423,17 +423,13 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
 static void meta(struct mb_run *run, const struct coll_comm *comms, int ncomms)
 {
     char m[2048], rootj[256] = "", commj[128] = "";
-    size_t n = 0;
+    size_t n = 0; /* at most MAX_ROOTS short words: they fit */
     for (int i = 0; i < nroots; i++) {
         const struct root *r = &roots[i];
         int quoted = r->rotate || !strcmp(r->word, "same");
-        n += (size_t)snprintf(rootj + n, sizeof rootj - n, "%s%s%s%s", i ? ", " : "", quoted ? "\"" : "",
-                              r->rotate ? "rotate" : quoted ? "same" : r->param, quoted ? "\"" : "");
-    }
-    if (nroots > 1) {
-        char one[256];
-        snprintf(one, sizeof one, "[%s]", rootj);
-        snprintf(rootj, sizeof rootj, "%s", one);
+        n += (size_t)snprintf(rootj + n, sizeof rootj - n, "%s%s%s%s%s", i ? ", " : nroots > 1 ? "[" : "",
+                              quoted ? "\"" : "", r->rotate ? "rotate" : quoted ? "same" : r->param,
+                              quoted ? "\"" : "", nroots > 1 && i == nroots - 1 ? "]" : "");
     }
     n = 0;
     for (int i = 0; i < ncomms; i++)

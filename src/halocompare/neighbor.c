@@ -197,7 +197,7 @@ static const char *nbr_setup(struct halo *h)
     int ok = err == MPI_SUCCESS, all;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, h->comm);
     if (!all) {
-        static char why[MPI_MAX_ERROR_STRING + 64];
+        static char why[MPI_MAX_ERROR_STRING + 96]; /* room for the longest `what` */
         char msg[MPI_MAX_ERROR_STRING] = "on another rank";
         int len;
         if (!ok) MPI_Error_string(err, msg, &len);

@@ -122,7 +122,7 @@ static void signature(struct rec *r, MPI_Datatype dt)
     int len = 0;
     char name[MPI_MAX_OBJECT_NAME] = "";
     PMPI_Type_get_name(b, name, &len);
-    snprintf(r->type, sizeof r->type, "%s", len ? name : "a derived type");
+    snprintf(r->type, sizeof r->type, "%.*s", (int)sizeof r->type - 1, len ? name : "a derived type"); /* cut to fit */
     r->typesig = fnv(1469598103934665603ull, name, (size_t)len) | 1;
 }
 
