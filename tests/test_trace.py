@@ -307,6 +307,17 @@ def test_without_trace_the_profiler_is_not_loaded(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("*trace*"))
 
 
+def test_a_profiler_preloaded_by_hand_is_named(tmp_path: Path) -> None:
+    """Without --trace only rank 0 looks for the profiler (reading the maps on every rank cost SMPI's 1024
+    ranks seconds); a profiler the user preloaded is still in the metadata."""
+    need_profiler("openmpi")
+    lib = bindir("openmpi").parent / "lib" / "libmpimb-prof.so"
+    r = run_mpi("openmpi", 2, "pingpong", "--quick", "--tests", "latency", "-m", "8:8", out=tmp_path / "p.csv",
+                env={"LD_PRELOAD": str(lib), "MPIMB_PROF_OUT": "none"})
+    assert r.returncode == 0, r.stderr
+    assert r.meta()["trace"] == {"pattern": None, "profiler": str(lib)}
+
+
 @pytest.mark.parametrize("args,message", [
     (["--trace", "foo"], "halocompare: --trace 'foo' matches no test: 'foo' is no word of a halocompare test"),
     (["--trace", "irecv-foo"], "halocompare: --trace 'irecv-foo' matches no test: 'irecv-foo' is no word"),
