@@ -252,5 +252,8 @@ def overlap(what: str, g: pd.DataFrame, col: str, kind: str) -> str | None:
     best, worst = g.iloc[0], g.iloc[-1]
     if len(g) == 1:
         return f"{what}: {hidden(best, kind)}."
+    if best["overlap_pct"] == worst["overlap_pct"]:
+        return f"{what}: no {col} hides more than another; {name(best, col)} {hidden(best, kind)}; " \
+               f"{name(worst, col)} {hidden(worst, kind)}."
     return f"{what}: {name(best, col)} hides the most, {hidden(best, kind)}; {name(worst, col)} the least, " \
            f"{hidden(worst, kind)}."
