@@ -5,9 +5,12 @@
  * waiting for it (collectives' coll_one_call, halocompare's halo_compute);
  * it computes only while the timing loop runs an overlap measurement
  * (mb_kernel.compute_s > 0: measure.c sets the length around the kernel),
- * else returns at once.  The overlap share is OMB's and IMB-NBC's:
- * overlap = 100 max(0, min(1, (t_pure + t_cpu - t_ovrl) / t_pure)) %
- * (mb_overlap_pct). */
+ * else returns at once (it counts every call).  The overlap share is OMB's
+ * and IMB-NBC's: overlap = 100 max(0, min(1, (t_pure + t_cpu - t_ovrl) /
+ * t_pure)) % (mb_overlap_pct) — OMB's print_stats_nbc (c/util/osu_util_mpi.c:
+ * MAX(0, 100 - (overall - compute) / pure * 100), unclamped above) and the
+ * Intel MPI Benchmarks User Guide, IMB-NBC, "Measuring Communication and
+ * Computation Overlap" (against the *_pure benchmarks). */
 #include "internal.h"
 
 #include <math.h>

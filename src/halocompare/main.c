@@ -375,6 +375,7 @@ static void run_overlap(struct mb_run *run, struct member *mem, const struct mb_
         r->threads = rows[j].threads;
         r->bytes = rows[j].bytes;
         r->sent_bytes = rows[j].sent_bytes;
+        run->ntotal++; /* the progress line's plan learns of the row only now */
         mb_begin(run, r);
         ok[m] = k[j];
         ok[m].sweep = NULL; /* its own budget: the sweep's belongs to the methods' rows */
