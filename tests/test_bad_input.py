@@ -94,3 +94,24 @@ def test_bad_input_openmpi_alone(tmp_path: Path, program: str, args: list[str], 
 @pytest.mark.parametrize("args,message", SWEEP_CASES, ids=[" ".join(c[0]) for c in SWEEP_CASES])
 def test_bad_sweep_budget(tmp_path: Path, program: str, args: list[str], message: str) -> None:
     check_bad_input(program, args, f"{program}: {message}", tmp_path, exact=True, out=False)
+
+
+# --overlap (issues 28, 29): the programs with nonblocking operations, through the option table's bounds
+OVERLAP_CASES = [
+    (["--overlap", "0"], "--overlap must be a positive number up to 1000, got '0'"),
+    (["--overlap", "-1"], "--overlap must be a positive number up to 1000, got '-1'"),
+    (["--overlap", "abc"], "--overlap must be a positive number up to 1000, got 'abc'"),
+    (["--overlap", "1001"], "--overlap must be a positive number up to 1000, got '1001'"),
+]
+
+
+@pytest.mark.parametrize("program", ["halocompare", "collectives"])
+@pytest.mark.parametrize("args,message", OVERLAP_CASES, ids=[" ".join(c[0]) for c in OVERLAP_CASES])
+def test_bad_overlap(tmp_path: Path, program: str, args: list[str], message: str) -> None:
+    check_bad_input(program, args, f"{program}: {message}", tmp_path, exact=True, out=False)
+
+
+def test_overlap_only_where_nonblocking(tmp_path: Path) -> None:
+    """A program without nonblocking operations to hide (pingpong) refuses --overlap."""
+    check_bad_input("pingpong", ["--overlap", "2"], "pingpong: --overlap does not apply to pingpong", tmp_path,
+                    exact=True, out=False)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from . import crosssystem, schema
 from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
-from .keys import KEYS, failed_banner, resolve_duplicates, split_sync
+from .keys import KEYS, failed_banner, resolve_duplicates, split_measured, split_sync
 from .load import COLUMNS, Run, frame, groups, short_library
 from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
 from .plots import P2P, compare_plots
@@ -353,7 +353,9 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     names = list(machines.values())
     parts = []
     for i, (_, runs) in enumerate(sets):
-        f = frame(runs)  # (from the runs' shared frame: setting a column on each run's rows would cut them)
+        # (from the runs' shared frame: setting a column on each run's rows would cut them); --overlap's results
+        # out of params, so that one configuration of two machines meets
+        f = split_measured(frame(runs))
         f.insert(len(COLUMNS), "machine", np.repeat(
             [machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))] for r in runs],
             [r.nrows for r in runs]))

@@ -16,6 +16,7 @@ import math
 
 import pandas as pd
 
+from . import schema
 from .judge import Finding
 from .keys import KEYS, LAYOUT, MACHINE, with_variant
 from .load import groups
@@ -23,7 +24,7 @@ from .registry import PROGRAMS
 
 # The columns findings read (a narrow frame keeps the many selections below cheap).
 COLUMNS = [*MACHINE, *KEYS, "reps", "time_median_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "oversubscribed",
-           "file", "round_group", "rounds"]
+           "file", "round_group", "rounds", *schema.measured_params()]
 
 
 def usable(df: pd.DataFrame) -> pd.DataFrame:

@@ -224,3 +224,36 @@ def plain(fs: list[Finding], none_why: str = "") -> str:
     if not fs:
         return f"Findings: none could be made ({none_why or 'nothing to compare'}).\n"
     return HEADER + "\n" + "".join(f"  * {f.machine}: {f.sentence}\n" for f in fs)
+
+
+def hidden(r: pd.Series, kind: str) -> str:
+    """An --overlap row's share (OMB's and IMB-NBC's overlap, the row's overlap_pct) and how it is judged: hidden
+    only where the row's time with the computation (t_ovrl) is below t_pure + t_cpu by more than its 95 % CI
+    reaches; below MIN_REPS repetitions not judged."""
+    share = f"{float(r['overlap_pct']):.0f} % of its {kind} hidden"
+    n = int(r["reps"]) if pd.notna(r["reps"]) else 0
+    if n < MIN_REPS:
+        return f"{share}, {few_reps(n)}"
+    sum_ = float(r["pure_s"]) + float(r["cpu_s"])
+    hi = float(r["time_ci_hi_s"]) if pd.notna(r["time_ci_hi_s"]) else math.nan
+    if hi < sum_:
+        return f"{share} — outside the noise (with the computation {fmt(float(r['time_median_s']) * 1e6)} {US}, " \
+               f"95 % CI below alone + computation, {fmt(sum_ * 1e6)} {US})"
+    return f"{share} — nothing hidden beyond the noise (the 95 % CI with the computation reaches alone + " \
+           f"computation, {fmt(sum_ * 1e6)} {US})"
+
+
+def overlap(what: str, g: pd.DataFrame, col: str, kind: str) -> str | None:
+    """'{what}: A hides the most, N % of its {kind} hidden ...; B the least, ...' over g's --overlap rows (one row:
+    its share), or None without one."""
+    g = g[np.isfinite(g["overlap_pct"].to_numpy(float))].sort_values("overlap_pct", ascending=False, kind="stable")
+    if g.empty:
+        return None
+    best, worst = g.iloc[0], g.iloc[-1]
+    if len(g) == 1:
+        return f"{what}: {hidden(best, kind)}."
+    if best["overlap_pct"] == worst["overlap_pct"]:
+        return f"{what}: no {col} hides more than another; {name(best, col)} {hidden(best, kind)}; " \
+               f"{name(worst, col)} {hidden(worst, kind)}."
+    return f"{what}: {name(best, col)} hides the most, {hidden(best, kind)}; {name(worst, col)} the least, " \
+           f"{hidden(worst, kind)}."

@@ -140,6 +140,26 @@ def split_sync(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(sync=param_values(df["params"], SYNC), params=without_param(df["params"], SYNC))
 
 
+def split_measured(df: pd.DataFrame) -> pd.DataFrame:
+    """df with the results some rows carry in params (schema.measured_params: --overlap's pure_s, cpu_s and
+    overlap_pct) taken out into numeric columns of those names (NaN on other rows), so that params holds
+    settings only and a row's key is the same in every run; an overlap row keeps overlap=F there."""
+    keys = schema.measured_params()
+    if df.empty or "params" not in df:
+        return df.assign(**{k: np.nan for k in keys})
+    p = df["params"].fillna("").astype(str)
+    parsed = {u: ({} if schema.params_problem(u) else schema.parse_params(u)) for u in map(str, p.unique())}
+    cols = {k: pd.to_numeric(p.map({u: d.get(k, "") for u, d in parsed.items()}), errors="coerce") for k in keys}
+    kept = {u: ";".join(f"{k}={v}" for k, v in d.items() if k not in keys) if d else u for u, d in parsed.items()}
+    return df.assign(params=p.map(kept), **cols)
+
+
+def split_overlap(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(d's ordinary rows, its --overlap rows: those with an overlap share, split_measured)."""
+    o = d["overlap_pct"].notna().to_numpy() if "overlap_pct" in d else np.zeros(len(d), bool)
+    return d[~o], d[o]
+
+
 def param_split(params: pd.Series) -> tuple[pd.Series, dict[str, str]]:
     """(per row the pairs whose key takes more than one value in params, 'key=value;...';
     the pairs that never vary: key -> value).  Works on the distinct values only."""
@@ -206,7 +226,7 @@ def prepared(runs: list[Run]) -> tuple[pd.DataFrame, list[str]]:
     """The one pipeline's first step: frame(runs) with repeated runs resolved (the newest run's rows),
     and the warnings saying so; runs from a Slurm sweep carry their layout (nodes x ranks per node).
     Everything after it (tables, plots, findings) takes this frame and never loads or keys again."""
-    df = frame(runs)
+    df = split_measured(frame(runs))
     lay = layouts(runs)
     if any(x is not None for x in lay):
         df["layout"] = np.repeat(np.array(lay, dtype=object), [r.nrows for r in runs])

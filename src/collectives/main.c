@@ -134,7 +134,7 @@ static const struct mb_program program = {
     .summary = "MPI collectives (blocking and nonblocking), user-level broadcast algorithms, two-level (node-aware) "
                "collectives and the series test, time per call over message sizes",
     .options = options,
-    .flags = MB_USES_SIZES | MB_WINDOW_BY_DEFAULT,
+    .flags = MB_USES_SIZES | MB_WINDOW_BY_DEFAULT | MB_OVERLAP,
     .size_min = 0,
     .size_max = 1 << 20,
     .quick_size_max = 4096,
@@ -194,6 +194,7 @@ int coll_one_call(struct coll_kern *k)
     MPI_Request r = MPI_REQUEST_NULL;
     int rc = k->op->call(s, &r);
     if (rc != MPI_SUCCESS) return rc;
+    mb_compute(); /* --overlap: the computation the operation may hide behind (overlap.c) */
     return MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
@@ -414,8 +415,28 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
         double units = coll_agg_units(run, s, op);
         if (units > 0 && row.t.median > 0) row.agg_mbps = units * (double)b / row.t.median / 1e6;
     }
-    if (ready) coll_teardown(s, op);
     mb_end(run, &row);
+    /* --overlap: the nonblocking form again, with computation of --overlap x its own time between its
+     * start and its wait; each call timed alone (osu), whatever --timing says (docs/collectives.md) */
+    if (!why && t->nb && run->opts.overlap > 0) {
+        struct mb_row ov;
+        mb_row_init(&ov, t->name, op->method);
+        memcpy(ov.comm, row.comm, sizeof ov.comm);
+        memcpy(ov.params, row.params, sizeof ov.params);
+        mb_param(&ov, "timing", "osu");
+        ov.bytes = row.bytes;
+        ov.sent_bytes = row.sent_bytes;
+        mb_begin(run, &ov);
+        struct mb_kernel kk = {.state = &k, .comm = run->world, .run_timed = coll_osu_timed,
+                               .compute_s = run->opts.overlap * (row.t.median > 0 ? row.t.median : 1e-9)};
+        if (op->fill && op->check) {
+            kk.fill = coll_kern_fill;
+            kk.check = coll_kern_check;
+        }
+        mb_measure(run, &kk, &ov);
+        mb_end(run, &ov);
+    }
+    if (ready) coll_teardown(s, op);
 }
 
 /* ------------------------------------------------------------ main */
@@ -479,7 +500,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < ntests; i++)
         if (sel_tests & tests[i].sel)
             for (size_t b = lo; b <= hi; b = mb_next_size(b))
-                run->ntotal += applies(&tests[i], b, lo) * ncomms * (tests[i].op->flags & COLL_ROOTED ? nroots : 1);
+                run->ntotal += applies(&tests[i], b, lo) * ncomms * (tests[i].op->flags & COLL_ROOTED ? nroots : 1) *
+                               (tests[i].nb && run->opts.overlap > 0 ? 2 : 1);
     /* --order shuffle: tests, communicators and roots; sizes keep their order (the sweep) */
     for (int jt = 0; jt < ntests; jt++) {
         const int i = mb_order(run, 0, ntests, jt, 0);

@@ -31,7 +31,7 @@ static const struct mb_row *find(const struct mb_run *run, const struct col *c, 
 {
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
-        if (r->bytes == bytes && !strcmp(r->test, c->test) && !strcmp(r->method, c->method) &&
+        if (r->bytes == bytes && !r->overlap && !strcmp(r->test, c->test) && !strcmp(r->method, c->method) &&
             !strcmp(r->comm, comm) && (!root || has_param(r, "root", root)))
             return r;
     }

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { MAX_MATCHES = 8 };
 enum kind { VERIFY, DELAY, DRIFT };
@@ -184,21 +183,6 @@ void mb_fault_clock(double *offset, double *drift)
 {
     *offset = F.clock_offset;
     *drift = F.clock_drift;
-}
-
-double mb_fault_spin(double seconds)
-{
-    double t0 = MPI_Wtime();
-#ifdef MB_SIMULATED /* simulated time moves in MPI calls and sleeps only */
-    if (seconds > 0) {
-        struct timespec ts = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-#else
-    while (MPI_Wtime() - t0 < seconds) {
-    }
-#endif
-    return MPI_Wtime() - t0;
 }
 
 double mb_fault_row_delay(void) { return F.row_delay; }

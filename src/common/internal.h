@@ -15,10 +15,17 @@ int mb_fault_here(const struct mb_run *run, const struct mb_row *row); /* verify
 double mb_fault_delay(const struct mb_row *row); /* delay: the fraction a repetition takes longer, or 0 */
 double mb_fault_drift(const struct mb_row *row); /* drift: the seconds per step, or 0 */
 double mb_fault_drift_step(double seconds); /* drift: the next step's extra time (seconds x steps so far), or 0 */
-double mb_fault_spin(double seconds);            /* busy-waits that long; returns the time it took */
 void mb_fault_clock(double *offset, double *drift); /* clock: the error per world rank, seconds (0, 0: none) */
 double mb_fault_row_delay(void);                    /* row-delay: seconds (0: none) */
 const char *mb_fault_unmatched(void); /* a verify, delay or drift fault that matched no test, as given, or NULL */
+
+/* overlap.c: seconds of busy time (a sleep under SMPI, whose time moves only
+ * in MPI calls and sleeps): work 1, the calibrated computation (mb_work at
+ * mb_compute_init's rate: a fixed amount of work); work 0, a wait on the
+ * clock (faults: that long for real).  Returns the time it took. */
+double mb_busy(double seconds, int work);
+void mb_compute_init(MPI_Comm world); /* --overlap: measures the computation's rate, once per run; collective */
+void mb_compute_set(double seconds);  /* what mb_compute does from now on (measure.c); 0: nothing */
 
 /* run.c: the pieces of mb_init / mb_finish that libmpimb-prof.so reuses */
 char *mb_cmdline_json(int argc, char **argv); /* argv as a JSON array (malloc'd) */

@@ -71,6 +71,7 @@ struct mb_opts {
     long long order_seed; /* --order-seed; not given: rank 0's pick, made common by mb_init (-1 before) */
     const char *trace, *trace_out; /* --trace PATTERN, --trace-out FILE (tracing.c) */
     long trace_iters;              /* --trace-iters */
+    double overlap; /* --overlap F (MB_OVERLAP programs): computation F x the operation's time; 0: off */
 };
 
 #define MB_USES_SIZES 1u /* the program sweeps message sizes (-m MIN:MAX) */
@@ -80,6 +81,9 @@ struct mb_opts {
  * otherwise (collectives, halocompare: where every rank's start matters). */
 #define MB_WINDOW_BY_DEFAULT 4u
 #define MB_SYNC_FRACTION 0.01
+/* The program has nonblocking operations that can hide behind computation:
+ * it takes --overlap (overlap.c; docs/measurement.md, "Overlap with computation"). */
+#define MB_OVERLAP 8u
 
 struct mb_program {
     const char *name;    /* "halocompare" */
@@ -139,6 +143,7 @@ struct mb_row {
     const char *verified; /* "yes", "no" or "" */
     int na;
     double wall; /* seconds the whole test took (progress line) */
+    int overlap; /* an overlap row (--overlap): the harness wrote overlap_pct= and its times into params */
 };
 
 /* Where the ranks of a communicator live: the one answer to "which node is
@@ -207,6 +212,11 @@ struct mb_kernel {
     double (*ref_timed)(void *state, long iters);
     double *ref_median;
     const char *ref_test; /* the reference's test name in the raw file (its method there: "reference") */
+    /* --overlap: > 0 makes this an overlap measurement: the kernel's mb_compute() hook computes this many
+     * seconds per iteration, and every repetition also times, right after it, the kernel with the hook idle
+     * (t_pure) and K computations alone (t_cpu), each the slowest rank's; the row's time is t_ovrl and its
+     * params get overlap, pure_s, cpu_s and overlap_pct (mb_overlap_pct of the three medians).  Starts by barrier. */
+    double compute_s;
     int idle; /* this rank takes no part: left out of rank_min / rank_mean */
     struct mb_sweep *sweep; /* NULL, or the size sweep this test is one size of */
 };
@@ -356,5 +366,18 @@ void mb_table_done(FILE *f, struct mb_table *t, const char *title, const char *c
 static inline size_t mb_next_size(size_t s) { return s ? 2 * s : 1; }
 
 void *mb_alloc(size_t bytes); /* page-aligned, zeroed; exits 1 on failure */
+
+/* overlap.c: computation to overlap with communication (--overlap).  A
+ * program calls mb_compute() between starting a nonblocking operation and
+ * waiting for it; it computes only inside an overlap measurement
+ * (mb_kernel.compute_s), else it only counts the call. */
+void mb_compute(void);
+long mb_compute_calls(void); /* mb_compute calls so far: a method that never calls it has nothing to overlap */
+/* OMB's and IMB-NBC's overlap share, in %: 100 max(0, min(1, (t_pure + t_cpu - t_ovrl) / t_pure)) */
+double mb_overlap_pct(double t_pure, double t_cpu, double t_ovrl);
+/* A dependent chain of n multiply-adds (the computation), and how many of
+ * them one second holds (rank 0's figure, broadcast over world). */
+double mb_work(long n, double seed);
+double mb_work_rate(MPI_Comm world);
 
 #endif

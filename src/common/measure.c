@@ -17,11 +17,30 @@
 #include <string.h>
 #include <unistd.h>
 
-static double run_once(const struct mb_kernel *k, long iters)
+/* The kernel's iters iterations with its mb_compute() hook computing `compute` seconds each (overlap.c). */
+static double run_with(const struct mb_kernel *k, long iters, double compute)
 {
-    if (k->run_timed) return k->run_timed(k->state, iters);
+    double t;
+    mb_compute_set(compute);
+    if (k->run_timed) {
+        t = k->run_timed(k->state, iters);
+    } else {
+        t = MPI_Wtime();
+        k->run(k->state, iters);
+        t = MPI_Wtime() - t;
+    }
+    mb_compute_set(0);
+    return t;
+}
+
+/* The kernel as measured: an overlap measurement (compute_s > 0) with its computation. */
+static double run_once(const struct mb_kernel *k, long iters) { return run_with(k, iters, k->compute_s); }
+
+/* --overlap's t_cpu: the computation alone, iters times. */
+static double compute_alone(double seconds, long iters)
+{
     double t = MPI_Wtime();
-    k->run(k->state, iters);
+    for (long i = 0; i < iters; i++) mb_busy(seconds, 1);
     return MPI_Wtime() - t;
 }
 
@@ -32,8 +51,8 @@ static double run_once(const struct mb_kernel *k, long iters)
 static double run_rep(const struct mb_kernel *k, long iters, double delay, double extra)
 {
     double t = run_once(k, iters);
-    if (delay > 0) t += mb_fault_spin(delay * t);
-    return extra > 0 ? t + mb_fault_spin(extra) : t;
+    if (delay > 0) t += mb_busy(delay * t, 0);
+    return extra > 0 ? t + mb_busy(extra, 0) : t;
 }
 
 /* One verified iteration per pass; returns 0 or 1 (identical on all ranks).
@@ -182,6 +201,7 @@ struct member {
     struct mb_row *row;
     long K;
     int pair;              /* a paired reference (ref_timed) */
+    int ovl;               /* an overlap measurement (compute_s): t_pure and t_cpu paired with each repetition */
     int failed;            /* verification */
     double delay;          /* a delay fault's fraction (MPIMB_FAULT, tests), else 0 */
     double drift;          /* a drift fault's seconds per step (MPIMB_FAULT, tests), else 0 */
@@ -192,6 +212,7 @@ struct member {
     double busy;           /* this rank's seconds in this member (progress line) */
     double *all, *sorted, *mine, *refs; /* slowest rank's sample per kept round, sorted; this rank's; reference's */
     double *loop, *ref;    /* paired: this rank's loop and reference times per kept round (the raw file) */
+    double *pure, *cpu;    /* overlap: t_pure and t_cpu per kept round (slowest rank's) */
     int *pos;              /* the member's position in each kept round's order */
 };
 
@@ -208,6 +229,7 @@ static int prepare(struct mb_run *run, struct member *m, int grouped)
         mb_watchdog_arm(o->timeout, desc);
     }
     m->pair = k->ref_timed != NULL;
+    m->ovl = k->compute_s > 0;
     m->delay = mb_fault_delay(row);
     m->drift = mb_fault_drift(row);
     if (o->verify && k->fill && k->check) {
@@ -233,7 +255,7 @@ static int prepare(struct mb_run *run, struct member *m, int grouped)
     int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_WINDOW_BY_DEFAULT)), size;
     MPI_Comm_size(k->comm, &size);
     want_sync = want_sync && size == run->nprocs; /* the clocks are the world's: only tests every rank runs */
-    want_sync = want_sync && !m->pair;            /* a pair per repetition: barrier starts */
+    want_sync = want_sync && !m->pair && !m->ovl; /* a pair (or three) per repetition: barrier starts */
     m->K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100, sw ? sw->K : 0, m->rep) : 1;
     m->busy = MPI_Wtime() - b0;
     return want_sync;
@@ -254,6 +276,10 @@ static void grow(struct member *m, int n, long need, long *room)
             m[j].refs = realloc(m[j].refs, b);
             m[j].loop = realloc(m[j].loop, b);
             m[j].ref = realloc(m[j].ref, b);
+        }
+        if (m[j].ovl) {
+            m[j].pure = realloc(m[j].pure, b);
+            m[j].cpu = realloc(m[j].cpu, b);
         }
     }
 }
@@ -289,10 +315,11 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
     const struct mb_opts *o = &run->opts;
     MPI_Comm comm = m[0].k->comm;
     double budget = 0, W = 0, start = 0; /* the group's budget; one round's windows; the next batch's first start */
-    int anypair = 0;
+    int anypair = 0, anyovl = 0;
     for (int j = 0; j < n; j++) {
         budget += m[j].budget;
         anypair |= m[j].pair;
+        anyovl |= m[j].ovl;
     }
     if (window) {
         mb_sync_refresh(run);
@@ -304,14 +331,15 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
 
     const long ci_floor = o->reps > MB_CI_MIN_REPS ? o->reps : MB_CI_MIN_REPS;
     long cap = o->max_reps, nk = 0, batch = o->reps, room = 0, lroom = 0, rejected = 0, drawn = 0;
-    /* loc: [member j, round i] times at j * batch + i, references after them, then elapsed, now, slowest per member */
+    /* loc: [member j, round i] times at j * batch + i, references after them, overlap's t_pure then t_cpu
+     * after those, then elapsed, now, slowest per member */
     double *loc = NULL, *got = NULL, *tmp = NULL;
     int *perm = malloc((size_t)n * sizeof *perm), *at = malloc((size_t)n * sizeof *at);
     const char *stop = NULL;
     double elapsed = 0;
     while (!stop) {
         grow(m, n, nk + batch, &room);
-        const long refs0 = (long)n * batch, ext = (1 + anypair) * refs0;
+        const long refs0 = (long)n * batch, ovl0 = (1 + anypair) * refs0, ext = ovl0 + 2 * anyovl * refs0;
         if (ext + 2 + n > lroom) {
             lroom = 2 * (ext + 2 + n);
             loc = realloc(loc, (size_t)lroom * sizeof *loc);
@@ -347,7 +375,13 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
                     if (x->pair) {
                         MPI_Barrier(k->comm);
                         double r = k->ref_timed(k->state, x->K);
-                        loc[refs0 + perm[p] * batch + i] = (extra > 0 ? r + mb_fault_spin(extra) : r) / (double)x->K;
+                        loc[refs0 + perm[p] * batch + i] = (extra > 0 ? r + mb_busy(extra, 0) : r) / (double)x->K;
+                    }
+                    if (x->ovl) { /* the operation alone, then the computation alone: the same moment's */
+                        MPI_Barrier(k->comm);
+                        loc[ovl0 + perm[p] * batch + i] = run_with(k, x->K, 0) / (double)x->K;
+                        MPI_Barrier(k->comm);
+                        loc[ovl0 + refs0 + perm[p] * batch + i] = compute_alone(k->compute_s, x->K) / (double)x->K;
                     }
                 }
                 x->busy += MPI_Wtime() - b0;
@@ -382,6 +416,10 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
                     l = fmax(0, l - lr);
                     x->refs[nk + v] = gr;
                 }
+                if (x->ovl) {
+                    x->pure[nk + v] = got[ovl0 + j * batch + i];
+                    x->cpu[nk + v] = got[ovl0 + refs0 + j * batch + i];
+                }
                 x->all[nk + v] = g;
                 x->mine[nk + v] = l;
                 x->pos[nk + v] = x->pos[nk + i];
@@ -401,7 +439,7 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
             memcpy(tmp, x->all + nk, (size_t)v * sizeof *tmp);
             merge(x->sorted, nk, tmp, v);
             if (nk + v > 0) ratio = fmax(ratio, ci_ratio(x->sorted, nk + v, o->rel_ci));
-            if (window || nk + v > 0) per_round += window ? x->w : x->sorted[(nk + v) / 2] * (double)x->K * (1 + x->pair);
+            if (window || nk + v > 0) per_round += window ? x->w : x->sorted[(nk + v) / 2] * (double)x->K * (1 + x->pair + 2 * x->ovl);
         }
         if (widen) {
             W = 0;
@@ -448,6 +486,16 @@ static void finish(struct mb_run *run, struct member *m, const struct outcome *r
         mb_raw_write(run, k, row, 0, m->mine, n);
     }
     rank_stats(k, m->mine, n, &s);
+    if (m->ovl) { /* the row's time is t_ovrl; t_pure and t_cpu and the share (overlap.c) go to params */
+        struct mb_stats ps, cs;
+        mb_stats_compute(m->pure, (int)n, &ps);
+        mb_stats_compute(m->cpu, (int)n, &cs);
+        mb_param(row, "overlap", "%g", run->opts.overlap);
+        mb_param(row, "pure_s", "%.9g", ps.median);
+        mb_param(row, "cpu_s", "%.9g", cs.median);
+        mb_param(row, "overlap_pct", "%.9g", mb_overlap_pct(ps.median, cs.median, s.median));
+        row->overlap = 1;
+    }
     row->iters = m->K;
     row->reps = n;
     row->t = s;
@@ -478,6 +526,8 @@ static void release(struct member *m, int n)
         free(m[j].refs);
         free(m[j].loop);
         free(m[j].ref);
+        free(m[j].pure);
+        free(m[j].cpu);
         free(m[j].pos);
     }
     free(m);

@@ -393,6 +393,7 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
                 o->rel_ci, o->time_budget, o->min_rep_time, o->warmup, mb_stat_name(o->stat));
         if (run->prog->flags & MB_USES_SIZES)
             fprintf(f, ", \"sizes\": [%zu, %zu], \"sweep_budget\": %g", o->size_min, o->size_max, o->sweep_budget);
+        if (run->prog->flags & MB_OVERLAP) fprintf(f, ", \"overlap\": %g", o->overlap);
         fprintf(f, ", \"window_us\": %g, \"order\": \"%s\"", o->window_us, o->shuffle ? "shuffle" : "fixed");
     }
     fputs("}", f);

@@ -50,6 +50,9 @@ static const struct mb_option common[] = {
      "test order: as listed, or seeded random so that slow drift does not fall on one method (fixed)"},
     {"order-seed", 0, MB_OPT_INT, &order_seed, 0, 4294967295ll, NULL,
      "seed of --order shuffle (default: drawn at start; the JSON records it)"},
+    {"overlap", 0, MB_OPT_DOUBLE, &O.overlap, 1, 1000, NULL,
+     "also measure each nonblocking operation with computation F times its own time between its start and its "
+     "wait: the share of it hidden (docs/measurement.md, \"Overlap with computation\") (off)"},
     {"trace", 0, MB_OPT_STRING, &O.trace, 0, 0, NULL,
      "after measuring each test matching PATTERN (words joined by '/', e.g. irecv-send/world/4-nbr), trace a few "
      "more iterations with libmpimb-prof.so (Chrome trace-event JSON beside the CSV)"},
@@ -186,8 +189,13 @@ static int explicit_common(const void *dest)
     return 0;
 }
 
-/* Options about message sizes: only for programs that sweep them. */
-static int sizes_only(const struct mb_option *op) { return op->dest == sizes || op->dest == &O.sweep_budget; }
+/* Options about message sizes: only for programs that sweep them; --overlap:
+ * only for programs with nonblocking operations.  0: the option applies to prog. */
+static int not_for(const struct mb_option *op, const struct mb_program *prog)
+{
+    if (op->dest == sizes || op->dest == &O.sweep_budget) return !(prog->flags & MB_USES_SIZES);
+    return op->dest == &O.overlap && !(prog->flags & MB_OVERLAP);
+}
 
 const char *mb_check_label(const char *what, const char *l)
 {
@@ -295,7 +303,7 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
                 }
         }
         if (op) {
-            if (sizes_only(op) && !(prog->flags & MB_USES_SIZES))
+            if (not_for(op, prog))
                 err = fail("--%s does not apply to %s", op->name, prog->name);
             else
                 err = store(op, optarg);
@@ -387,7 +395,7 @@ void mb_print_help(const struct mb_program *prog)
         const struct mb_option *t = pass ? common : prog->options;
         if (pass) printf("\nCommon options:\n");
         for (int i = 0; t && t[i].name; i++) {
-            if (sizes_only(&t[i]) && !(prog->flags & MB_USES_SIZES)) continue;
+            if (not_for(&t[i], prog)) continue;
             static const char *const meta[] = {"", "N", "SIZE", "X", "WORD", "LIST", "TEXT", "MIN:MAX"};
             char lhs[64];
             snprintf(lhs, sizeof lhs, "%c%c%s--%s%s%s", t[i].short_name ? '-' : ' ', t[i].short_name ? t[i].short_name : ' ',

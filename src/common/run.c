@@ -379,6 +379,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, 0, run->world);
     if (out.code) start_failed(run, out.code, "%s", out.msg);
     mb_trace_start(run);
+    if (run->opts.overlap > 0) mb_compute_init(run->world); /* once per run: the computation's rate */
     mb_watchdog_start(prog->name, run->rank);
     mb_term_install(run);
     run->t_start = t0;

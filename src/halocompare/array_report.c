@@ -26,7 +26,8 @@ static const struct mb_row *find(const struct mb_run *run, const char *method, c
 {
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
-        if (r->neighbors == nnbr && r->periodic == periodic && r->bytes == bytes && !strcmp(r->test, "halo") &&
+        if (r->neighbors == nnbr && r->periodic == periodic && r->bytes == bytes && !r->overlap &&
+            !strcmp(r->test, "halo") &&
             !strcmp(r->method, method) && !strcmp(r->comm, comm) && packing_of(r) == pk)
             return r;
     }

@@ -246,6 +246,7 @@ static void ineighbor_run(struct halo *h, long iters)
             MPI_Ineighbor_alltoallv(t->sb, t->cnt, t->displ, t->elt, t->rb, t->rcnt, t->rdispl, t->elt, t->topo, &r);
         else
             MPI_Ineighbor_alltoall(t->sb, h->count, MPI_DOUBLE, t->rb, h->count, MPI_DOUBLE, t->topo, &r);
+        mb_compute(); /* --overlap (overlap.c) */
         MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
 }
@@ -294,6 +295,7 @@ static void persistent_run(struct halo *h, long iters)
     struct nbr *t = h->priv;
     for (long it = 0; it < iters; it++) {
         MPI_Start(&t->preq);
+        mb_compute();
         MPI_Wait(&t->preq, MPI_STATUS_IGNORE);
     }
 }

@@ -86,6 +86,7 @@ static void part_run(struct halo *h, long iters)
             int d = h->dirs[i];
             for (int p = 0; p < parts(h, h->scount[d]); p++) MPI_Pready(p, h->req[h->ndirs + i]);
         }
+        mb_compute(); /* --overlap (overlap.c) */
         MPI_Waitall(2 * h->ndirs, h->req, MPI_STATUSES_IGNORE);
     }
 }

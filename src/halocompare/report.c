@@ -15,7 +15,7 @@ static const struct mb_row *find(const struct mb_run *run, const char *test, con
 {
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
-        if (r->neighbors == nnbr && r->periodic == periodic && (bytes < 0 || r->bytes == bytes) &&
+        if (r->neighbors == nnbr && r->periodic == periodic && (bytes < 0 || r->bytes == bytes) && !r->overlap &&
             !strcmp(r->test, test) && !strcmp(r->method, method) && !strcmp(r->comm, comm))
             return r;
     }

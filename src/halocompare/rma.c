@@ -187,7 +187,8 @@ static const char *fence_get_setup(struct halo *h) { return active_setup(h, GET,
 static const char *pscw_put_setup(struct halo *h) { return active_setup(h, PUT, 1); }
 static const char *pscw_get_setup(struct halo *h) { return active_setup(h, GET, 1); }
 
-/* Every direction's put (or get) of one exchange. */
+/* Every direction's put (or get) of one exchange; then --overlap's
+ * computation, before the synchronisation that completes them (overlap.c). */
 static void transfer(struct halo *h)
 {
     struct rma *r = h->priv;
@@ -198,6 +199,7 @@ static void transfer(struct halo *h)
         else
             get(h, r->win, d, 0);
     }
+    mb_compute();
 }
 
 /* fence; puts/gets; fence: the opening fence tells the origins that the
@@ -366,6 +368,7 @@ static void lockall_run(struct halo *h, long iters)
             int d = h->dirs[i];
             put(h, r->win, d, par);
         }
+        mb_compute(); /* --overlap: the puts may proceed until the flush */
         MPI_Win_flush_all(r->win);
         r->flagval = n;
         for (int i = 0; i < h->ndirs; i++) {

@@ -86,7 +86,7 @@ static int work(struct farm *f, const unsigned char *blk, unsigned char *out)
     if (f->spin) { /* computes until the thread has used --work-us of CPU: exact even when descheduled */
         double until = mb_team_thread_cpu() + f->work_s;
         if (f->work_s > 0)
-            do f->sink += thr_compute(64, f->sink);
+            do f->sink += mb_work(64, f->sink);
             while (mb_team_thread_cpu() < until);
         uint64_t r = receipt(blk, f->bs);
         memcpy(out, &r, RECEIPT);

@@ -18,15 +18,6 @@
 
 static const char *const names[NMETH] = {"comm-only", "compute-only", "plain", "comm-thread", "comm-thread-wait"};
 
-/* A dependent chain of multiply-adds: cannot be vectorised or skipped, and
- * (noinline, seeded by the previous result) cannot be hoisted out of a loop. */
-__attribute__((noinline)) double thr_compute(long n, double seed)
-{
-    double x = 1.0 + seed * 1e-30;
-    for (long i = 0; i < n; i++) x = x * 0.999999 + 1e-6;
-    return x;
-}
-
 static void post(struct ov *o)
 {
     int n = (int)o->bytes; /* at most INT_MAX: each row checked it (mb_int_count) */
@@ -59,21 +50,21 @@ static double ov_thread(void *arg, int t, long iters)
             MPI_Waitall(2, o->req, o->st[t]);
             break;
         case M_COMPUTE:
-            o->sink += thr_compute(o->work, o->sink);
+            o->sink += mb_work(o->work, o->sink);
             break;
         case M_PLAIN:
             post(o);
-            o->sink += thr_compute(o->work, o->sink);
+            o->sink += mb_work(o->work, o->sink);
             MPI_Waitall(2, o->req, o->st[t]);
             break;
         case M_SERIAL:
             post(o);
             MPI_Waitall(2, o->req, o->st[t]);
-            o->sink += thr_compute(o->work, o->sink);
+            o->sink += mb_work(o->work, o->sink);
             break;
         default:
             atomic_store(&o->go, i);
-            o->sink += thr_compute(o->work, o->sink);
+            o->sink += mb_work(o->work, o->sink);
             while (atomic_load(&o->done) < i) sched_yield();
         }
     }
@@ -108,25 +99,6 @@ int thr_ov_check(void *state, long it, char *msg, size_t len)
     return 1;
 }
 
-double thr_compute_rate(MPI_Comm world)
-{
-    double rate = 0;
-    long n = 1000;
-    for (;;) {
-        double t0 = mb_team_now();
-        volatile double x = thr_compute(n, (double)n);
-        (void)x;
-        double t = mb_team_now() - t0;
-        if (t > 2e-3 || n > (1l << 40)) {
-            rate = (double)n / t;
-            break;
-        }
-        n *= 4;
-    }
-    MPI_Bcast(&rate, 1, MPI_DOUBLE, 0, world);
-    return rate;
-}
-
 void thr_overlap(struct thr *c)
 {
     struct mb_run *run = c->run;
@@ -136,7 +108,7 @@ void thr_overlap(struct thr *c)
         o.sbuf = mb_alloc(o.bytes);
         o.rbuf = mb_alloc(o.bytes);
     }
-    double rate = thr_compute_rate(run->world), t[NMETH] = {0};
+    double rate = mb_work_rate(run->world), t[NMETH] = {0};
     int ok[NMETH] = {0};
     for (int m = 0; m < NMETH; m++) {
         struct mb_row row;

@@ -64,11 +64,8 @@ void thr_cpu_meta(struct thr *c);
 /* Appends text to a growing string (rank 0's JSON pieces). */
 void thr_append(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The computation of overlap and of master-worker's spin: a dependent chain
- * of n multiply-adds; and how many of them one second holds (rank 0's
- * figure, broadcast over world). */
-double thr_compute(long n, double seed);
-double thr_compute_rate(MPI_Comm world);
+/* The computation of overlap and of master-worker's spin: the harness's
+ * mb_work (n multiply-adds) at mb_work_rate (overlap.c). */
 
 void thr_overhead(struct thr *c, int bw);
 void thr_mt(struct thr *c, int test);

@@ -2,7 +2,8 @@
 settings × size, and the layout table over every run: reduce / bcast / allreduce × nodes × ranks
 per node × root, docs/slurm.md), its plots (the library's blocking and nonblocking collectives,
 a sweep per test) and its findings (the library's broadcast against the best user-level
-algorithm; rows that differ only in a setting).
+algorithm; rows that differ only in a setting; with --overlap, the share of each nonblocking collective
+hidden behind computation: a table and a finding per collective, docs/collectives.md).
 
 A run's layout in the layout table is its Slurm job's (the `layout` column keys.prepared gives
 runs with a "slurm" record: nodes, ppn) when it has one, else what MPI saw (the CSV's nnodes ×
@@ -13,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..judge import pair, ratio, us
-from ..keys import param_values
+from ..judge import overlap, pair, ratio, us
+from ..keys import param_values, split_overlap
 from ..load import groups
 from ..plotting import Plot, per_test, sweep
 from ..render import Table, agg, cell, fmt_bytes, pivot
@@ -22,8 +23,14 @@ from ..render import Table, agg, cell, fmt_bytes, pivot
 
 def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
     rows = ["test", "method", "comm", "variant"]  # variant: the params that differ (pivot)
+    d, ov = split_overlap(d)
     out = [pivot(d, rows, ["bytes"], f"collectives: time per call in µs, columns = bytes — {ctx}",
-                 unit_in_header=False)]
+                 unit_in_header=False)] if not d.empty else []
+    if not ov.empty:
+        out.append(pivot(ov.assign(value=ov["overlap_pct"], unit="%"), rows, ["bytes"],
+                         f"collectives: overlap, % of the nonblocking collective hidden behind computation of "
+                         f"overlap × its own time (OMB's and IMB-NBC's definition, docs/collectives.md), columns = "
+                         f"bytes — {ctx}", unit_in_header=False))
     agg = d[d["agg_mbps"] > 0]  # its median-time figure, scaled like mbps for --stat min
     if not agg.empty:
         out.append(pivot(agg.assign(value=agg["agg_mbps"] * agg["time_median_s"] * 1e6 / agg["value"], unit="MB/s"),
@@ -35,6 +42,7 @@ def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
 def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
     """The library's collectives together (blocking, nonblocking), then a sweep per test of the algorithms."""
     out: list[Plot] = []
+    g = split_overlap(g)[0]
     lib_coll = g[g["method"] == "library"]
     if not lib_coll.empty:
         lc = lib_coll.assign(method=lib_coll["test"], comm="")
@@ -54,7 +62,14 @@ def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
 
 def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    c = m[m["program"] == "collectives"]
+    c, ov = split_overlap(m[m["program"] == "collectives"])
+    for (test, comm), s in groups(ov, ["test", "comm"]):  # per nonblocking collective, at its largest size
+        big = s[s["bytes"] == s["bytes"].max()] if s["bytes"].notna().any() else s
+        size = f" at {fmt_bytes(big['bytes'].iloc[0])} B" if big["bytes"].notna().any() else ""
+        f = overlap(f"Overlap, {test}{size}, {comm} (computation {param_values(big['params'], 'overlap').iloc[0]}× "
+                    f"its time){where}", big, "test", "collective")
+        if f:
+            out.append(("overlap", f))
     bc = c[c["test"].str.startswith("bcast")].assign(
         alg=lambda x: np.where(x["test"] == "bcast", x["method"], x["test"].str.removeprefix("bcast-")))
     for var, s in groups(bc, ["variant"]):

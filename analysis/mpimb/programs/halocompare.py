@@ -1,7 +1,8 @@
 """halocompare: its tables (the talk's shape: communicators × stencils × methods per mesh, one
 sender, rate against size), its plots (bars or heat maps per mesh, rate against size) and its
 findings (fastest and slowest method, rank ordering on the ordering method, one-sided against
-send/recv, one sender against the halo).  A method's family comes from the schema's vocabulary
+send/recv, one sender against the halo; with --overlap, the share of each nonblocking method's exchange
+hidden behind computation and which method hides the most).  A method's family comes from the schema's vocabulary
 (schema.method_families), never from its name."""
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..judge import ORDERING_METHOD, extremes, mbps, name, pair, ratio, spread, stencil
-from ..keys import param_numbers, param_values, params_note, with_variant
+from ..judge import ORDERING_METHOD, extremes, mbps, name, overlap, pair, ratio, spread, stencil
+from ..keys import param_numbers, param_values, params_note, split_overlap, with_variant
 from ..load import groups
 from ..plotting import Plot, bytes_axis, hsl, log_y, per_test, pyplot, save
 from ..render import (
@@ -43,7 +44,19 @@ def families(methods: pd.Series) -> pd.Series:
 
 # ---------------------------------------------------------------- tables
 
+def overlap_table(ov: pd.DataFrame, ctx: str) -> list[Table]:
+    """--overlap: the share of each nonblocking method's exchange hidden behind computation (overlap_pct)."""
+    if ov.empty:
+        return []
+    t = pivot(ov.assign(value=ov["overlap_pct"], unit="%"), ["comm", "neighbors", "periodic", "method"], ["bytes"],
+              f"halocompare: overlap, % of the exchange hidden behind computation of overlap × its own time "
+              f"(OMB's and IMB-NBC's definition, docs/halo-overlap.md), columns = bytes per neighbour — {ctx}",
+              unit_in_header=False)
+    return [t]
+
+
 def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
+    d, ov = split_overlap(d)
     out: list[Table] = []
     halo, constant = with_variant(d[d["test"] == "halo"])
     # the point-to-point methods in one table, the one-sided and neighbourhood collectives in the next
@@ -106,7 +119,7 @@ def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
     if not rest.empty:
         out.append(pivot(rest, KEY, ["bytes"], f"halocompare, other tests — {ctx}"))
     out += size_tables(d, ctx)
-    return out
+    return out + overlap_table(ov, ctx)
 
 
 def _swept(d: pd.DataFrame) -> pd.DataFrame:
@@ -256,6 +269,7 @@ def size_plots(g: pd.DataFrame, ctx: str, base: str) -> list[Plot]:
 def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
     """The block's halo plots per mesh and size, rate against size, then a sweep per other test."""
     out: list[Plot] = []
+    g = split_overlap(g)[0]
     for (per, b), h in groups(g[g["test"] == "halo"], ["periodic", "bytes"]):
         kind = "periodic" if per == 1 else "non-periodic"
         p = halo_bars(h, f"halo exchange, {kind}, {fmt_bytes(b)} B per neighbour\n{ctx}",
@@ -286,6 +300,16 @@ def packing_cost(w: pd.DataFrame, packing: pd.Series, what: str) -> list[tuple[s
 
 def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
+    m, ov = split_overlap(m)
+    for (n, p, b, comm), s in groups(ov[ov["test"] == "halo"], ["neighbors", "periodic", "bytes", "comm"],
+                                     dropna=False):
+        if comm != "world" and (ov["comm"] == "world").any():
+            continue  # the methods on world, as the other findings; every communicator where world was not run
+        st = stencil(n, p) + (f", {fmt_bytes(b)} B" if math.isfinite(b) else "")
+        f = overlap(f"Overlap, halo {st}, {comm} (computation {param_values(s['params'], 'overlap').iloc[0]}× each "
+                    f"method's time){where}", s, "method", "exchange")
+        if f:
+            out.append(("overlap", f))
     h = m[m["test"] == "halo"]
     one = m[m["test"] == "one-sender"]
     for (n, p, b), s in groups(h, ["neighbors", "periodic", "bytes"], dropna=False):

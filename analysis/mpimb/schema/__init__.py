@@ -91,6 +91,12 @@ def spec(column: str, name: str = "results") -> dict[str, Any]:
     return next(c for c in specs(name) if c["title"] == column)
 
 
+def measured_params() -> dict[str, str]:
+    """The params keys that carry results, not settings (--overlap's pure_s, cpu_s, overlap_pct), with what each
+    is: results.schema.json, column params, x-measured-keys."""
+    return dict(spec("params").get("x-measured-keys", {}))
+
+
 def vocabulary(column: str) -> tuple[list[Any], list[str]]:
     """(allowed values, allowed patterns) of a column: its enum, or the enums and
     patterns of its anyOf branches; ([], []) when the column takes anything."""

@@ -1,0 +1,100 @@
+/* Computation to overlap with communication (--overlap; docs/measurement.md,
+ * "Overlap with computation"), and the one busy wait of the harness.
+ *
+ * A program calls mb_compute() between starting a nonblocking operation and
+ * waiting for it (collectives' coll_one_call, halocompare's halo_compute);
+ * it computes only while the timing loop runs an overlap measurement
+ * (mb_kernel.compute_s > 0: measure.c sets the length around the kernel),
+ * else returns at once (it counts every call).  The overlap share is OMB's
+ * and IMB-NBC's: overlap = 100 max(0, min(1, (t_pure + t_cpu - t_ovrl) /
+ * t_pure)) % (mb_overlap_pct) — OMB's print_stats_nbc (c/util/osu_util_mpi.c:
+ * MAX(0, 100 - (overall - compute) / pure * 100), unclamped above) and the
+ * Intel MPI Benchmarks User Guide, IMB-NBC, "Measuring Communication and
+ * Computation Overlap" (against the *_pure benchmarks). */
+#include "internal.h"
+
+#include <math.h>
+#include <time.h>
+
+/* A dependent chain of multiply-adds: cannot be vectorised or skipped, and
+ * (noinline, seeded by the previous result) cannot be hoisted out of a loop. */
+__attribute__((noinline)) double mb_work(long n, double seed)
+{
+    double x = 1.0 + seed * 1e-30;
+    for (long i = 0; i < n; i++) x = x * 0.999999 + 1e-6;
+    return x;
+}
+
+double mb_work_rate(MPI_Comm world)
+{
+    /* the fastest of 30 tries of at least 0.2 ms: short enough that most fit between the time slices of a
+     * busy machine, so the best is the undisturbed rate (a descheduled try only looks slower) */
+    double best = 0;
+    long n = 1000;
+    for (int got = 0; got < 30;) {
+        double t0 = MPI_Wtime();
+        volatile double x = mb_work(n, (double)n);
+        (void)x;
+        double t = MPI_Wtime() - t0;
+        if (t > 2e-4 || n > (1l << 40)) {
+            best = fmax(best, (double)n / t);
+            got++;
+        } else {
+            n *= 2;
+        }
+    }
+    MPI_Bcast(&best, 1, MPI_DOUBLE, 0, world); /* rank 0's: every rank does the same work */
+    return best;
+}
+
+#ifndef MB_SIMULATED
+static double rate; /* mb_work iterations per second (mb_compute_init) */
+#endif
+static double active; /* seconds mb_compute does now (measure.c: mb_compute_set) */
+static long calls;    /* mb_compute calls so far */
+
+void mb_compute_init(MPI_Comm world)
+{
+#ifdef MB_SIMULATED /* a computation is a simulated sleep (mb_busy): no work to calibrate, and no time it would take */
+    (void)world;
+#else
+    rate = mb_work_rate(world);
+#endif
+}
+
+double mb_busy(double seconds, int work)
+{
+    double t0 = MPI_Wtime();
+#ifdef MB_SIMULATED /* simulated time moves in MPI calls and sleeps only */
+    (void)work;
+    if (seconds > 0) {
+        struct timespec ts = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+#else
+    static double sink; /* the work's result, kept so it is not optimised away */
+    if (work && rate > 0) {
+        sink += mb_work(lround(seconds * rate), sink);
+    } else {
+        while (MPI_Wtime() - t0 < seconds) {
+        }
+    }
+#endif
+    return MPI_Wtime() - t0;
+}
+
+void mb_compute(void)
+{
+    calls++;
+    if (active > 0) mb_busy(active, 1);
+}
+
+void mb_compute_set(double seconds) { active = seconds; }
+
+long mb_compute_calls(void) { return calls; }
+
+double mb_overlap_pct(double t_pure, double t_cpu, double t_ovrl)
+{
+    if (!(t_pure > 0)) return 0;
+    return 100 * fmax(0, fmin(1, (t_pure + t_cpu - t_ovrl) / t_pure));
+}
