@@ -121,4 +121,10 @@ def test_fuzz_options(tmp_path: Path, program: str) -> None:
         assert "Sanitizer" not in p.stderr and "runtime error" not in p.stderr, f"vector {vec!r}\n{p.stderr}"
         if p.returncode == 2:
             ours = [line for line in p.stderr.splitlines() if line.strip()]
+            late = [line for line in ours if line.endswith("matched no test of this run (no trace written)")]
+            if late:
+                # the one bad input found only at the end (docs/profile.md): a --trace pattern of valid words
+                # that no test of the run had; the run's own output (and where its CSV is) around its line
+                assert late[0].startswith(f"{program}: --trace ") and "--trace" in " ".join(vec), vec
+                continue
             assert len(ours) == 1 and ours[0].startswith(f"{program}: "), f"vector {vec!r}: {p.stderr!r}"
