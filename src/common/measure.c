@@ -84,16 +84,23 @@ static int verify(struct mb_run *run, const struct mb_kernel *k, struct mb_row *
  * rep[1] its wall time (more than rep[0] where the kernel times itself and
  * leaves something out, as collectives' barrier between calls).
  * Each step keeps the best of three tries, so one hiccup (a descheduled
- * rank) cannot pin K at a value far too small for the whole test.  K0 > 0
+ * rank) cannot pin K at a value far too small for the whole test; one try
+ * in simulation, where no rank is ever descheduled (and each try of a
+ * 1024-rank collective costs seconds of real time).  K0 > 0
  * (the previous size of a sweep) is where the search starts; a start that
  * proves far too long is brought down once, in proportion. */
+#ifdef MB_SIMULATED
+enum { CALIBRATE_TRIES = 1 };
+#else
+enum { CALIBRATE_TRIES = 3 };
+#endif
 static long calibrate(const struct mb_kernel *k, double min_rep, long K0, double *rep)
 {
     long K = K0 > 0 ? K0 : 1;
     int may_shrink = K0 > 1;
     for (;;) {
         double tmax = 0;
-        for (int try = 0; try < 3; try++) {
+        for (int try = 0; try < CALIBRATE_TRIES; try++) {
             MPI_Barrier(k->comm);
             double w0 = MPI_Wtime(), t[2] = {run_once(k, K), MPI_Wtime() - w0}, m[2];
             MPI_Allreduce(t, m, 2, MPI_DOUBLE, MPI_MAX, k->comm);
