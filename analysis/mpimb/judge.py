@@ -226,6 +226,18 @@ def plain(fs: list[Finding], none_why: str = "") -> str:
     return HEADER + "\n" + "".join(f"  * {f.machine}: {f.sentence}\n" for f in fs)
 
 
+def _alone_plus_computation(r: pd.Series) -> float:
+    return float(r["pure_s"]) + float(r["cpu_s"])
+
+
+def beyond_noise(r: pd.Series) -> bool:
+    """Whether an --overlap row hides something outside the noise: at least MIN_REPS repetitions and the 95 % CI
+    of its time with the computation (t_ovrl) below t_pure + t_cpu."""
+    n = int(r["reps"]) if pd.notna(r["reps"]) else 0
+    hi = float(r["time_ci_hi_s"]) if pd.notna(r["time_ci_hi_s"]) else math.nan
+    return n >= MIN_REPS and hi < _alone_plus_computation(r)
+
+
 def hidden(r: pd.Series, kind: str) -> str:
     """An --overlap row's share (OMB's and IMB-NBC's overlap, the row's overlap_pct) and how it is judged: hidden
     only where the row's time with the computation (t_ovrl) is below t_pure + t_cpu by more than its 95 % CI
@@ -234,9 +246,8 @@ def hidden(r: pd.Series, kind: str) -> str:
     n = int(r["reps"]) if pd.notna(r["reps"]) else 0
     if n < MIN_REPS:
         return f"{share}, {few_reps(n)}"
-    sum_ = float(r["pure_s"]) + float(r["cpu_s"])
-    hi = float(r["time_ci_hi_s"]) if pd.notna(r["time_ci_hi_s"]) else math.nan
-    if hi < sum_:
+    sum_ = _alone_plus_computation(r)
+    if beyond_noise(r):
         return f"{share} — outside the noise (with the computation {fmt(float(r['time_median_s']) * 1e6)} {US}, " \
                f"95 % CI below alone + computation, {fmt(sum_ * 1e6)} {US})"
     return f"{share} — nothing hidden beyond the noise (the 95 % CI with the computation reaches alone + " \
@@ -252,8 +263,11 @@ def overlap(what: str, g: pd.DataFrame, col: str, kind: str) -> str | None:
     best, worst = g.iloc[0], g.iloc[-1]
     if len(g) == 1:
         return f"{what}: {hidden(best, kind)}."
-    if best["overlap_pct"] == worst["overlap_pct"]:
-        return f"{what}: no {col} hides more than another; {name(best, col)} {hidden(best, kind)}; " \
-               f"{name(worst, col)} {hidden(worst, kind)}."
-    return f"{what}: {name(best, col)} hides the most, {hidden(best, kind)}; {name(worst, col)} the least, " \
-           f"{hidden(worst, kind)}."
+    both = f"{name(best, col)} {hidden(best, kind)}; {name(worst, col)} {hidden(worst, kind)}"
+    if beyond_noise(best) and not beyond_noise(worst):  # one hides beyond the noise, the other does not
+        return f"{what}: {name(best, col)} hides the most, {hidden(best, kind)}; {name(worst, col)} the least, " \
+               f"{hidden(worst, kind)}."
+    if beyond_noise(best) and best["overlap_pct"] != worst["overlap_pct"]:  # both do: shares, not a ranking
+        return f"{what}: every {col} hides something beyond the noise, {name(best, col)} the largest share " \
+               f"({hidden(best, kind)}), {name(worst, col)} the smallest ({hidden(worst, kind)})."
+    return f"{what}: no {col} is judged to hide more than another; {both}."
