@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from conftest import COLUMNS, bindir, launcher
-from kill_check import check_consistent, start, whole_lines
+from kill_check import check_consistent, kill_after_row, whole_lines
 
 CASES = [
     ("threads", ["--tests", "latency-mt", "-m", "64G:64G", "--quick"],
@@ -166,20 +164,8 @@ def test_a_run_killed_after_its_first_row_keeps_it(tmp_path: Path) -> None:
     if not exe.exists():
         pytest.skip(f"{exe} not built")
     earlier_run(tmp_path)
-    out, raw, errfile = tmp_path / "old.csv", tmp_path / "old.raw.csv", tmp_path.parent / f"{tmp_path.name}.err"
-    env = {**os.environ, "MPIMB_REPORT": "none", "MPIMB_FAULT": "row-delay:3"}
-    p, pid, deadline = start("mpich", exe, out, raw, errfile, env, 0)
-    try:
-        while p.poll() is None and time.time() < deadline and not (
-                whole_lines(out)[:1] == [",".join(COLUMNS)] and len(whole_lines(out)) >= 2):
-            time.sleep(0.01)  # the header and the first row: rank 0 holds the instant after it
-        assert pid is not None and p.poll() is None, errfile.read_text()
-        os.kill(pid, signal.SIGKILL)
-        p.wait(timeout=60)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            pytest.fail("the job hung after rank 0 was killed")
+    out, raw = tmp_path / "old.csv", tmp_path / "old.raw.csv"
+    kill_after_row("mpich", exe, out, raw, tmp_path.parent / f"{tmp_path.name}.err", 1)
     assert check_consistent(out, raw) == (1, 0)
     meta = json.loads(out.with_suffix(".json").read_text())
     assert whole_lines(out)[1].split(",")[0] == meta["run_id"]
