@@ -48,6 +48,39 @@ def start(lib: str, exe: Path, out: Path, raw: Path, errfile: Path, env: dict[st
     return p, pid, deadline
 
 
+def kill_and_wait(p: subprocess.Popen[bytes], pid: int | None) -> bool:
+    """SIGKILL rank `pid` of job p if it still runs, then wait for the job to end: True if it hung (then it is
+    killed whole)."""
+    try:
+        if pid is not None and p.poll() is None:
+            os.kill(pid, signal.SIGKILL)
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        pass
+    hung = p.poll() is None
+    if hung:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    return hung
+
+
+def kill_after_row(lib: str, exe: Path, out: Path, raw: Path, errfile: Path, rows: int) -> None:
+    """SIGKILL of rank 0 just after row `rows` reached the CSV (MPIMB_FAULT=row-delay holds that instant open:
+    the row is in the CSV, its samples are not in the raw file yet); Disagree if the job never got there or hung."""
+    env = {**os.environ, "MPIMB_REPORT": "none", "MPIMB_FAULT": "row-delay:3"}
+    p, pid, deadline = start(lib, exe, out, raw, errfile, env, 0)
+    header = ",".join(COLUMNS)
+    try:
+        while p.poll() is None and time.time() < deadline and not (
+                whole_lines(out)[:1] == [header] and len(whole_lines(out)) > rows):
+            time.sleep(0.01)  # this run's header (out may hold an earlier run's file) and its rows
+        there = pid is not None and p.poll() is None
+    finally:
+        hung = kill_and_wait(p, pid)
+    require(there, f"no row {rows} to kill after: {errfile.read_text()}")
+    require(not hung, "the job hung after rank 0 was killed")
+
+
 def progress(errfile: Path) -> int:
     return sum(1 for line in errfile.read_text().splitlines() if line.startswith("["))
 
@@ -116,16 +149,8 @@ def kill_points(lib: str, exe: Path, workdir: Path, points: int, seed: str) -> l
             while p.poll() is None and progress(errfile) < after and time.time() < deadline:
                 time.sleep(0.005)
             time.sleep(pause)
-            if pid is not None and p.poll() is None:
-                os.kill(pid, signal.SIGKILL)
-            p.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            pass
         finally:
-            hung = p.poll() is None
-            if hung:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+            hung = kill_and_wait(p, pid)
         if hung:
             raise Disagree(f"point {point}: the job hung after rank {victim} was killed")
         complete = bool(json.loads(out.with_suffix(".json").read_text())["complete"])

@@ -11,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import bindir, launcher
+from conftest import COLUMNS, bindir, launcher
+from kill_check import check_consistent, kill_after_row, whole_lines
 
 CASES = [
     ("threads", ["--tests", "latency-mt", "-m", "64G:64G", "--quick"],
@@ -28,6 +29,13 @@ CASES = [
     ("pingpong", ["-o", "x/../a.csv", "--raw", "a.csv"], "pingpong: --raw 'a.csv' is the CSV of -o 'x/../a.csv'"),
     ("threads", ["-o", "run", "--raw", "run.json"], "threads: --raw 'run.json' is the metadata of -o 'run'"),
     ("halocompare", ["-o", "missing/newdir/"], "halocompare: cannot create directory 'missing/newdir'"),
+    # the files written aside until measuring starts, and the rounds file, are outputs too
+    ("halocompare", ["-o", "a.csv", "--raw", "a.csv.tmp"],
+     "halocompare: --raw 'a.csv.tmp' is the CSV written aside of -o 'a.csv' ('a.csv.tmp')"),
+    ("pingpong", ["-o", "b.tmp", "--raw", "b"],
+     "pingpong: --raw 'b' is written aside as 'b.tmp', the CSV of -o 'b.tmp': give each output its own file"),
+    ("halocompare", ["-o", "a.csv", "--raw", "a-rounds.csv"],
+     "halocompare: --raw 'a-rounds.csv' is the rounds file of -o 'a.csv' ('a-rounds.csv')"),
 ]
 
 
@@ -95,3 +103,71 @@ def test_output_directory_with_a_slash_is_made(tmp_path: Path) -> None:
     made = sorted(q.name for q in (tmp_path / "newdir").iterdir() if not q.name.endswith("-rounds.csv"))
     assert len(made) == 2 and made[0].endswith(".csv") and made[1].endswith(".json"), made
     assert json.loads((tmp_path / "newdir" / made[1]).read_text())["complete"] is True
+
+
+# An earlier run's files under the names a run is given (-o's CSV, its JSON and rounds file, --raw): known bytes
+EARLIER = {"old.csv": b"run_id,earlier\nyesterday,1\n", "old.json": b'{"earlier": true}\n',
+           "old-rounds.csv": b"group,round,row,pos,time_s\n0,0,1,0,1e-6\n", "old.raw.csv": b"earlier samples\n"}
+TINY = ["--quick", "--reps", "6", "--max-reps", "6", "--warmup", "0", "--min-rep-time", "0.0001"]
+
+
+def earlier_run(d: Path) -> None:
+    for name, data in EARLIER.items():
+        (d / name).write_bytes(data)
+
+
+def test_a_usage_error_after_mpi_init_keeps_an_earlier_runs_files(tmp_path: Path, lib: str) -> None:
+    """A check that needs the job (--root against the communicator's size) fails after MPI_Init, when the
+    outputs are already open: the earlier run's CSV, JSON, rounds file and raw file stay byte for byte,
+    and nothing else is left (the run's own files were written aside, docs/results-format.md)."""
+    exe = bindir(lib) / "collectives"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    earlier_run(tmp_path)
+    p = run([*launcher(lib, 2), str(exe), "-o", "old.csv", "--raw", "old.raw.csv", "--root", "2", *TINY],
+            tmp_path)
+    assert p.returncode == 2, p.stderr
+    ours = [line for line in p.stderr.splitlines() if line.startswith("collectives: ")]
+    assert ours == ["collectives: --root 2 is outside the communicator (ranks 0 to 1)"], p.stderr
+    assert {q.name: q.read_bytes() for q in tmp_path.iterdir()} == EARLIER
+
+
+def test_a_run_replaces_an_earlier_runs_files(tmp_path: Path) -> None:
+    """Once it measures, a run replaces the earlier run's files of its names: its own CSV, JSON, rounds and
+    raw file (one run id in all four), nothing written aside left over."""
+    exe = bindir("mpich") / "halocompare"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    earlier_run(tmp_path)
+    p = run([*launcher("mpich", 2), str(exe), "-o", "old.csv", "--raw", "old.raw.csv", "--methods",
+             "irecv-isend,sendrecv", "--comms", "world", "--neighbors", "4", "--periodic", "no", *TINY], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert sorted(q.name for q in tmp_path.iterdir()) == sorted(EARLIER)
+    meta = json.loads((tmp_path / "old.json").read_text())
+    assert meta["complete"] is True and meta["rounds"] == "old-rounds.csv"
+    lines = (tmp_path / "old.csv").read_text().splitlines()
+    assert lines[0].split(",") == COLUMNS and len(lines) == 1 + meta["rows"] >= 3
+    assert {line.split(",")[0] for line in lines[1:]} == {meta["run_id"]}
+    raw = (tmp_path / "old.raw.csv").read_text().splitlines()
+    assert raw[0].startswith("run_id,row,") and {line.split(",")[0] for line in raw[1:]} == {meta["run_id"]}
+    rounds = (tmp_path / "old-rounds.csv").read_text().splitlines()
+    rows = {line.split(",")[2] for line in rounds[1:]}
+    assert rounds[0] == "group,round,row,pos,time_s" and rows and rows <= {str(i) for i in range(1, len(lines))}
+
+
+def test_a_run_killed_after_its_first_row_keeps_it(tmp_path: Path) -> None:
+    """SIGKILL of rank 0 right after the first row reached the CSV (the self-test hook holds that instant
+    open), over an earlier run's files: the row is there, in the run's own files, which agree
+    (tests/kill_check.py); the earlier run's files are gone (the rounds file is this run's, named before its
+    group's rows and holding only its header) and nothing written aside is left."""
+    exe = bindir("mpich") / "halocompare"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    earlier_run(tmp_path)
+    out, raw = tmp_path / "old.csv", tmp_path / "old.raw.csv"
+    kill_after_row("mpich", exe, out, raw, tmp_path.parent / f"{tmp_path.name}.err", 1)
+    assert check_consistent(out, raw) == (1, 0)
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert whole_lines(out)[1].split(",")[0] == meta["run_id"]
+    assert sorted(q.name for q in tmp_path.iterdir()) == sorted(EARLIER)
+    assert (tmp_path / "old-rounds.csv").read_text() == "group,round,row,pos,time_s\n"

@@ -6,13 +6,11 @@ instant, the CSV, the metadata's row count and the raw samples agree
 from __future__ import annotations
 
 import os
-import signal
-import time
 from pathlib import Path
 
 import pytest
 from conftest import bindir
-from kill_check import check_consistent, kill_points, start, whole_lines
+from kill_check import check_consistent, kill_after_row, kill_points, whole_lines
 
 POINTS = 5
 SEED = int(os.environ.get("MPIMB_KILL_SEED", "26"))
@@ -35,18 +33,7 @@ def test_kill_between_row_and_samples(tmp_path: Path, lib: str) -> None:
     exe = bindir(lib) / "halocompare"
     if not exe.exists():
         pytest.skip(f"{exe} not built")
-    out, raw, errfile = tmp_path / "k.csv", tmp_path / "k.raw.csv", tmp_path / "err"
-    env = {**os.environ, "MPIMB_REPORT": "none", "MPIMB_FAULT": "row-delay:3"}
-    p, pid, deadline = start(lib, exe, out, raw, errfile, env, 0)
-    try:
-        while p.poll() is None and len(whole_lines(out)) < 3 and time.time() < deadline:
-            time.sleep(0.01)  # header + 2 rows: rank 0 holds the instant after row 2
-        assert pid is not None and p.poll() is None, errfile.read_text()
-        os.kill(pid, signal.SIGKILL)
-        p.wait(timeout=60)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            pytest.fail("the job hung after rank 0 was killed")
+    out, raw = tmp_path / "k.csv", tmp_path / "k.raw.csv"
+    kill_after_row(lib, exe, out, raw, tmp_path / "err", 2)
     assert check_consistent(out, raw) == (2, 1)
     assert {int(line.split(",")[1]) for line in whole_lines(raw)[1:]} == {1}

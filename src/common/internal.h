@@ -30,7 +30,14 @@ void mb_compute_set(double seconds);  /* what mb_compute does from now on (measu
 /* run.c: the pieces of mb_init / mb_finish that libmpimb-prof.so reuses */
 char *mb_cmdline_json(int argc, char **argv); /* argv as a JSON array (malloc'd) */
 void mb_run_ids(struct mb_run *run);          /* label, run id, start time; collective */
-int mb_open_outputs(struct mb_run *run, char *err, size_t len); /* rank 0: CSV + initial JSON; 0 or the exit code */
+/* rank 0: CSV + initial JSON, on their names at once (mb_init's own start
+ * writes them aside until measuring starts); 0 or the exit code */
+int mb_open_outputs(struct mb_run *run, char *err, size_t len);
+/* A file written aside is PATH.tmp in PATH's directory: the metadata each
+ * time it changes (then renamed onto PATH), and a run's CSV, JSON and --raw
+ * file until it starts measuring (term.c, mb_outputs_land). */
+#define MB_ASIDE ".tmp"
+char *mb_aside_path(const char *path); /* PATH.tmp (malloc'd) */
 void mb_costs_rss(struct mb_run *run);        /* peak RSS into mb_costs; collective */
 
 /* output.c */
@@ -42,7 +49,7 @@ void mb_csv_row(const struct mb_run *run, const struct mb_row *row);
  * (mb_end); mb_raw_discard drops those of a test that never ended.
  * reference: the lines are a paired reference's (test k->ref_test, method
  * "reference"), else the row's own. */
-int mb_raw_open(struct mb_run *run, char *err, size_t len);
+int mb_raw_open(struct mb_run *run, const char *aside, char *err, size_t len); /* header into aside (errors name --raw's) */
 void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, int reference,
                   const double *mine, long n);
 int mb_raw_flush(struct mb_run *run); /* 0, or -1 (errno) */
@@ -64,14 +71,25 @@ extern const char mb_suite_version[]; /* VERSION, as the Makefile passed it */
 extern const char mb_built_with[], mb_built_with_name[];
 struct mb_meta_ranks;
 void mb_meta_gather(struct mb_run *run);
-int mb_meta_write(struct mb_run *run, int complete);
+int mb_meta_write(struct mb_run *run, int complete); /* aside, then renamed into place: 0 or -1 (errno) */
+int mb_meta_aside(struct mb_run *run, int complete); /* the same, left aside (mb_aside_path of the JSON's) */
 /* The metadata JSON; ended_by (or NULL) says why an incomplete run stopped. */
 void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended_by);
 
 /* term.c: SIGTERM leaves metadata saying so (rank 0) */
 void mb_term_install(struct mb_run *run);
-void mb_term_update(struct mb_run *run, const struct mb_row *row); /* writes row too */
+void mb_term_update(struct mb_run *run, const struct mb_row *row); /* writes row too (landing the outputs first) */
 void mb_term_release(void); /* back to the default SIGTERM action */
+/* term.c: the outputs written aside at start (rank 0).  mb_outputs_aside
+ * records them (CSV, --raw, JSON: each file aside and its name) once they
+ * are written; mb_outputs_land renames them onto their names, replacing an
+ * earlier run's files (the CSV's rounds file goes too), once -- when the
+ * run starts measuring, writes a row, ends, or gets SIGTERM; mb_outputs_remove
+ * deletes the run's files: those aside before the landing, else the landed
+ * ones and the rounds file (a usage error leaves no file of its own). */
+void mb_outputs_aside(const struct mb_run *run);
+void mb_outputs_land(void);
+void mb_outputs_remove(void);
 void mb_utc_now(char *buf, size_t len, int compact);
 void mb_meta_release(void);
 void mb_json_str(FILE *f, const char *s); /* s as a JSON string, quoted and escaped (meta.c) */

@@ -433,18 +433,25 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
 }
 
 /* Rank 0: returns 0 or -1 (errno set). */
+int mb_meta_aside(struct mb_run *run, int complete)
+{
+    char *tmp = mb_aside_path(run->json_path);
+    FILE *f = fopen(tmp, "w");
+    int rc = -1;
+    if (f) {
+        mb_meta_render(f, run, complete, NULL);
+        rc = fclose(f) ? -1 : 0;
+        if (rc) remove(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
 int mb_meta_write(struct mb_run *run, int complete)
 {
-    size_t n = strlen(run->json_path) + 8;
-    char *tmp = malloc(n);
-    snprintf(tmp, n, "%s.tmp", run->json_path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        free(tmp);
-        return -1;
-    }
-    mb_meta_render(f, run, complete, NULL);
-    int rc = fclose(f) == 0 ? rename(tmp, run->json_path) : -1;
+    if (mb_meta_aside(run, complete)) return -1;
+    char *tmp = mb_aside_path(run->json_path);
+    int rc = rename(tmp, run->json_path);
     if (rc) remove(tmp);
     free(tmp);
     return rc;

@@ -1,6 +1,7 @@
 /* The one option parser.  It runs before MPI_Init on every rank with the
  * same argv, so every rank reaches the same verdict without communicating;
  * only rank 0 prints it (see run.c). */
+#include "internal.h"
 #include "options.h"
 
 #include <getopt.h>
@@ -230,27 +231,39 @@ static int same_file(const char *a, const char *b)
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* Every output of the run is a file of its own: -o's CSV, its metadata
- * (and the metadata's temporary names) and --raw's samples.  Decided here,
- * before MPI starts, so a collision leaves nothing behind. */
+/* Every output of the run is a file of its own: -o's CSV (and the CSV
+ * aside, MB_ASIDE, until the run measures), its metadata (and the
+ * metadata's temporary names), its rounds file, and --raw's samples (and
+ * their file aside).  Decided here, before MPI starts, so a collision
+ * leaves nothing behind. */
 static const char *distinct_outputs(const struct mb_opts *o)
 {
     if (!o->raw) return NULL;
     struct stat st;
     if (!o->output || (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode)) || o->output[strlen(o->output) - 1] == '/')
         return NULL; /* a directory: the CSV's name is new (program, label, time), so no --raw is it */
-    char paths[4][PATH_MAX + 16];
-    static const char *const what[4] = {"the CSV", "the metadata", "a temporary file of the metadata",
-                                         "a temporary file of the metadata"};
-    snprintf(paths[0], sizeof paths[0], "%s", o->output);
+    enum { N = 6 };
+    char paths[N][PATH_MAX + 32], raw_aside[PATH_MAX + 32];
+    static const char *const what[N] = {"the CSV", "the metadata", "a temporary file of the metadata",
+                                        "a temporary file of the metadata", "the CSV written aside",
+                                        "the rounds file"};
+    char *rounds = mb_rounds_path(o->output);
+    snprintf(paths[0], sizeof paths[0], "%.*s", PATH_MAX, o->output);
     mb_meta_path(o->output, paths[1], PATH_MAX);
-    if (snprintf(paths[2], sizeof paths[2], "%s.tmp", paths[1]) < 0 ||
-        snprintf(paths[3], sizeof paths[3], "%s.term", paths[1]) < 0)
-        return NULL;
-    for (int i = 0; i < 4; i++)
+    snprintf(paths[2], sizeof paths[2], "%.*s" MB_ASIDE, PATH_MAX, paths[1]);
+    snprintf(paths[3], sizeof paths[3], "%.*s.term", PATH_MAX, paths[1]);
+    snprintf(paths[4], sizeof paths[4], "%.*s" MB_ASIDE, PATH_MAX, paths[0]);
+    snprintf(paths[5], sizeof paths[5], "%.*s", PATH_MAX, rounds);
+    snprintf(raw_aside, sizeof raw_aside, "%.*s" MB_ASIDE, PATH_MAX, o->raw);
+    free(rounds);
+    for (int i = 0; i < N; i++) {
         if (same_file(o->raw, paths[i]))
             return fail("--raw '%s' is %s of -o '%s' ('%s'): give each output its own file", o->raw, what[i],
                         o->output, paths[i]);
+        if (same_file(raw_aside, paths[i]))
+            return fail("--raw '%s' is written aside as '%s', %s of -o '%s': give each output its own file", o->raw,
+                        raw_aside, what[i], o->output);
+    }
     return NULL;
 }
 

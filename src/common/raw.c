@@ -47,10 +47,10 @@ void mb_raw_release(void)
     pending_len = pending_cap = 0;
 }
 
-int mb_raw_open(struct mb_run *run, char *err, size_t len)
+int mb_raw_open(struct mb_run *run, const char *aside, char *err, size_t len)
 {
     if (!run->opts.raw) return 0;
-    run->raw = fopen(run->opts.raw, "w");
+    run->raw = fopen(aside, "w");
     if (!run->raw || fprintf(run->raw, "%s\n", raw_columns) < 0 || fflush(run->raw)) {
         snprintf(err, len, "cannot write '%s': %s", run->opts.raw, strerror(errno));
         if (run->raw) fclose(run->raw);

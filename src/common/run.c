@@ -39,30 +39,15 @@ static _Noreturn void finalize_exit(int code)
     exit(code);
 }
 
-/* The rounds file beside a CSV this run replaces, or leaves: an earlier
- * run's would otherwise sit beside rows it does not belong to (this run
- * writes its own only when it measures a group). */
-static void forget_rounds(const char *csv_path)
-{
-    char *rounds = mb_rounds_path(csv_path);
-    remove(rounds);
-    free(rounds);
-}
-
 static void remove_outputs(struct mb_run *run)
 {
     mb_term_release(); /* a SIGTERM now must not write the metadata back */
     if (run->rank != 0 || !run->csv) return;
     fclose(run->csv);
     run->csv = NULL;
-    remove(run->csv_path);
-    remove(run->json_path);
-    forget_rounds(run->csv_path);
-    if (run->raw) {
-        fclose(run->raw);
-        run->raw = NULL;
-        remove(run->opts.raw);
-    }
+    if (run->raw) fclose(run->raw);
+    run->raw = NULL;
+    mb_outputs_remove(); /* before measuring: only the files aside, an earlier run's stay */
 }
 
 /* One line from rank 0, no files left, every rank exits with code. */
@@ -131,6 +116,24 @@ static int no_room(const char *path)
     return statvfs(dir, &v) == 0 && (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20);
 }
 
+char *mb_aside_path(const char *path)
+{
+    size_t n = strlen(path) + sizeof MB_ASIDE;
+    char *a = malloc(n);
+    snprintf(a, n, "%s" MB_ASIDE, path);
+    return a;
+}
+
+/* 0, or why a file the run will rename onto path could not replace it: a
+ * directory, or a file this user may not write (as opening it would say). */
+static int replaceable(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0) return 0;
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    return access(path, W_OK) ? errno : 0;
+}
+
 void mb_meta_path(const char *csv, char *json, size_t len)
 {
     size_t l = strlen(csv);
@@ -140,9 +143,10 @@ void mb_meta_path(const char *csv, char *json, size_t len)
         snprintf(json, len, "%s.json", csv);
 }
 
-/* Rank 0: chooses the CSV/JSON paths and creates both files.  Returns 0, or
- * the exit code of the failure described in err (see write_failure). */
-int mb_open_outputs(struct mb_run *run, char *err, size_t len)
+/* Rank 0: chooses the CSV/JSON paths and writes the CSV (header), --raw's
+ * file (header) and the JSON aside (mb_outputs_aside).  Returns 0, or the
+ * exit code of the failure described in err (see write_failure). */
+static int open_aside(struct mb_run *run, char *err, size_t len)
 {
     const char *o = run->opts.output;
     char stamp[32], dir[4096] = "results";
@@ -170,41 +174,62 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
                 return write_failure(e);
             }
         }
-        /* never overwrite another run's file started in the same second */
+        /* never overwrite another run's file started in the same second (still aside, or landed) */
         for (int k = 1;; k++) {
             snprintf(run->csv_path, n, "%s/%s-%s-np%d-%s%s%.0d.csv", dir, run->prog->name, run->label, run->nprocs,
                      stamp, k > 1 ? "-" : "", k > 1 ? k : 0);
-            if (access(run->csv_path, F_OK) != 0) break;
+            char *a = mb_aside_path(run->csv_path);
+            int taken = access(run->csv_path, F_OK) == 0 || access(a, F_OK) == 0;
+            free(a);
+            if (!taken) break;
         }
     }
     size_t l = strlen(run->csv_path);
     run->json_path = malloc(l + 8);
     mb_meta_path(run->csv_path, run->json_path, l + 8);
-    run->csv = fopen(run->csv_path, "w");
-    if (!run->csv) {
-        int e = errno;
-        snprintf(err, len, "cannot write '%s': %s", run->csv_path, strerror(e));
+    char *csv_aside = mb_aside_path(run->csv_path), *raw_aside = NULL;
+    const char *bad = NULL;
+    int e = 0;
+    const char *finals[] = {run->csv_path, run->json_path, run->opts.raw};
+    for (int i = 0; i < 3 && !e; i++)
+        if ((e = replaceable(finals[i]))) bad = finals[i];
+    if (!e && !(run->csv = fopen(csv_aside, "w"))) e = errno, bad = run->csv_path; /* the name the user gave */
+    if (e) {
+        snprintf(err, len, "cannot write '%s': %s", bad, strerror(e));
         code = write_failure(e);
     } else if (no_room(run->csv_path)) {
         snprintf(err, len, "no space left for results in the directory of '%s'", run->csv_path);
         code = 1;
     } else {
-        forget_rounds(run->csv_path);
         mb_csv_header(run->csv);
-        if (mb_raw_open(run, err, len)) {
+        if (run->opts.raw) raw_aside = mb_aside_path(run->opts.raw);
+        if (mb_raw_open(run, raw_aside, err, len)) {
             code = write_failure(errno);
-        } else if (fflush(run->csv) || mb_meta_write(run, 0)) {
-            int e = errno;
-            snprintf(err, len, "cannot write '%s': %s", run->json_path, strerror(e));
-            code = write_failure(e);
+        } else if (fflush(run->csv) || mb_meta_aside(run, 0)) {
+            int e2 = errno;
+            snprintf(err, len, "cannot write '%s': %s", run->json_path, strerror(e2));
+            code = write_failure(e2);
         }
     }
-    if (code && run->csv) {
-        fclose(run->csv);
-        run->csv = NULL;
-        remove(run->csv_path);
+    if (!code) {
+        mb_outputs_aside(run);
+    } else { /* the run leaves nothing behind */
+        if (run->csv) fclose(run->csv);
+        if (run->raw) fclose(run->raw);
+        run->csv = run->raw = NULL;
+        remove(csv_aside);
+        if (raw_aside) remove(raw_aside);
+        if (made) rmdir(dir);
     }
-    if (code && made) rmdir(dir); /* the run leaves nothing behind */
+    free(csv_aside);
+    free(raw_aside);
+    return code;
+}
+
+int mb_open_outputs(struct mb_run *run, char *err, size_t len)
+{
+    int code = open_aside(run, err, len);
+    if (!code) mb_outputs_land();
     return code;
 }
 
@@ -375,7 +400,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
         int code;
         char msg[512];
     } out = {0, ""};
-    if (run->rank == 0) out.code = mb_open_outputs(run, out.msg, sizeof out.msg);
+    if (run->rank == 0) out.code = open_aside(run, out.msg, sizeof out.msg); /* they land when measuring starts */
     MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, 0, run->world);
     if (out.code) start_failed(run, out.code, "%s", out.msg);
     mb_trace_start(run);
@@ -417,6 +442,7 @@ void mb_begin(struct mb_run *run, struct mb_row *row)
     char desc[200];
     mb_row_desc(run, row, desc, sizeof desc);
     mb_binding_warn(run); /* once, when measuring starts (never before a usage error) */
+    if (run->rank == 0) mb_outputs_land(); /* and the outputs replace an earlier run's */
     mb_raw_discard();     /* samples of a test that never ended belong to no row */
     run->test_t0 = MPI_Wtime();
     mb_watchdog_arm(run->opts.timeout, desc);
@@ -487,6 +513,7 @@ int mb_finish(struct mb_run *run)
             snprintf(n, sizeof n, "%d", run->nfailed);
             mb_meta_add(run, "verification_failures", n);
         }
+        mb_outputs_land(); /* a run that measured nothing */
         if (mb_meta_write(run, 1)) {
             fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->json_path, strerror(errno));
             code = 1;

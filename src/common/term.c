@@ -15,7 +15,16 @@
  * the metadata counting the row after both (written, then renamed into
  * place), so that a job killed at any instant, even by SIGKILL, leaves
  * metadata that counts only rows whose CSV line and raw samples are on
- * disk -- every one of them, or all but the one being written. */
+ * disk -- every one of them, or all but the one being written.
+ *
+ * Before all that, the outputs are written aside (NAME.tmp, MB_ASIDE) and
+ * land on their names -- renames and unlinks only, so the handler can land
+ * them too -- when the run starts measuring: a usage error found after
+ * MPI_Init (the job's size, the library's features) leaves an earlier
+ * run's files of those names as they were, and from the landing on the
+ * files are what they always were at start (header, header, metadata
+ * counting no row).  The landing takes the earlier metadata away first, so
+ * no instant has metadata counting rows the CSV beside it lacks. */
 #include "internal.h"
 
 #include <fcntl.h>
@@ -34,6 +43,23 @@ static volatile sig_atomic_t deferred; /* a SIGTERM came while UPDATING */
 static char *pending; /* the JSON to leave behind, rendered in advance */
 static size_t pending_len;
 static char tmp_path[4096], final_path[4096], row_tmp_path[4096];
+
+/* rank 0: the outputs aside and their names (the metadata last), and the
+ * rounds file beside the CSV (an earlier run's would sit beside rows it
+ * does not belong to: this run writes its own only when it measures a group) */
+enum { RAW, CSV, JSON, NOUT };
+static char aside[NOUT][4096], named[NOUT][4096], rounds_path[4096];
+static volatile sig_atomic_t waiting; /* written aside, not landed yet */
+
+static void land(void)
+{
+    if (!waiting) return;
+    waiting = 0;
+    unlink(named[JSON]);
+    unlink(rounds_path);
+    for (int i = 0; i < NOUT; i++)
+        if (aside[i][0]) rename(aside[i], named[i]);
+}
 
 /* Writes len bytes to tmp, then renames it to final. */
 static void put_file(const char *tmp, const char *final, const char *buf, size_t len)
@@ -69,6 +95,7 @@ static void mask(int how)
 static void leave(void)
 {
     if (!tmp_path[0]) pause_for(1, 0);
+    land(); /* cut short before it measured: its files say so */
     if (pending && tmp_path[0]) put_file(tmp_path, final_path, pending, pending_len);
     signal(SIGTERM, SIG_DFL);
     mask(SIG_UNBLOCK); /* in the handler SIGTERM is blocked until it returns; it never returns */
@@ -116,7 +143,7 @@ void mb_term_install(struct mb_run *run)
     if (run->rank == 0 && run->json_path) {
         snprintf(final_path, sizeof final_path, "%s", run->json_path);
         snprintf(tmp_path, sizeof tmp_path, "%s.term", run->json_path);
-        snprintf(row_tmp_path, sizeof row_tmp_path, "%s.tmp", run->json_path);
+        snprintf(row_tmp_path, sizeof row_tmp_path, "%s" MB_ASIDE, run->json_path);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -131,6 +158,7 @@ void mb_term_install(struct mb_run *run)
 void mb_term_update(struct mb_run *run, const struct mb_row *row)
 {
     if (run->rank != 0) return;
+    if (row) mb_outputs_land(); /* a row is never written aside */
     char *buf = NULL, *now = NULL;
     size_t len = 0, now_len = 0;
     FILE *f = run->json_path ? open_memstream(&buf, &len) : NULL;
@@ -169,4 +197,36 @@ void mb_term_release(void)
     free(pending);
     pending = NULL;
     atomic_store(&state, IDLE);
+}
+
+void mb_outputs_aside(const struct mb_run *run)
+{
+    const char *path[NOUT] = {run->raw ? run->opts.raw : NULL, run->csv_path, run->json_path};
+    for (int i = 0; i < NOUT; i++) {
+        char *a = path[i] ? mb_aside_path(path[i]) : NULL;
+        snprintf(aside[i], sizeof aside[i], "%s", a ? a : "");
+        snprintf(named[i], sizeof named[i], "%s", path[i] ? path[i] : "");
+        free(a);
+    }
+    char *r = mb_rounds_path(run->csv_path);
+    snprintf(rounds_path, sizeof rounds_path, "%s", r);
+    free(r);
+    waiting = 1;
+}
+
+void mb_outputs_land(void)
+{
+    if (!waiting) return;
+    begin_update(); /* a SIGTERM now waits, or has landed them itself */
+    land();
+    end_update();
+}
+
+void mb_outputs_remove(void)
+{
+    for (int i = 0; i < NOUT; i++)
+        if (aside[i][0]) unlink(waiting ? aside[i] : named[i]);
+    if (!waiting && aside[CSV][0]) unlink(rounds_path);
+    waiting = 0;
+    memset(aside, 0, sizeof aside);
 }
