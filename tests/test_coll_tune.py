@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import ROOT, bindir, check_bad_input, launcher, run_mpi
+from conftest import ONCE_BARRIER, ROOT, bindir, check_bad_input, launcher, run_mpi
 from mpimb import tune as T
+from mpimb.schema import parse_params
 
 COLLS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "barrier")
 # per library: sizes of the measuring run (MPICH busy-polls: past 2 ranks one size only), the
@@ -252,6 +253,37 @@ def test_mpich_names_map_to_values(measured: tuple[str, object], tmp_path: Path)
         got = run.meta()["library_algorithms"]["collectives"]
         for c in got.values():
             assert c["at_start"] == c["algorithms"][e[c["variable"]]], (c["variable"], e[c["variable"]], c)
+
+
+def test_mpich_forced_algorithm_reaches_the_library_and_no_further(tmp_path: Path) -> None:
+    """The program's own MPI_T path, shown by MPICH's own check rather than a timing: reduce_scatter_allgather
+    cannot apply to allreduce of fewer than 2^k elements (2 ranks: 1 double, 8 B), and MPICH checks that only
+    where the variable forces it.  --algorithms has MPICH refuse such a call in its probe (fallback "error",
+    src/collectives/mpit.c), so that row is n/a with MPICH's reason where MPICH would silently have run its
+    own choice under the name, and the 16 B row is measured and verified: the write reached the library at
+    exactly the forced calls.  With the user's fallback "print", MPICH says nothing at 16 B: the harness's
+    own collectives (verification and statistics reduce 1 integer) never run the forced algorithm (they did
+    before the variable was put back after each repetition, and MPICH printed for them)."""
+    if not (bindir("mpich") / "collectives").exists():
+        pytest.skip("MPICH build missing")
+    args = ("--algorithms", "reduce_scatter_allgather,recursive_doubling", "--tests", "allreduce", *ONCE_BARRIER,
+            "--verify")
+    r = run_mpi("mpich", 2, "collectives", *args, "-m", "8:16", out=tmp_path / "a.csv")
+    assert r.returncode == 0, r.stderr
+    rows = pd.DataFrame(r.rows())
+    rows["algorithm"] = rows["params"].map(lambda p: parse_params(p)["algorithm"])
+    got = {(a, int(b)): s for a, b, s in rows[["algorithm", "bytes", "stop_reason"]].itertuples(index=False)}
+    assert got.pop(("reduce_scatter_allgather", 8)) == \
+        "n/a: User set collective algorithm is not usable for the provided arguments"
+    every = {(a, b) for a in ("auto", "reduce_scatter_allgather", "recursive_doubling") for b in (8, 16)}
+    assert set(got) == every - {("reduce_scatter_allgather", 8)}
+    assert not any(s.startswith("n/a") for s in got.values()), got
+    assert (rows.loc[~rows["stop_reason"].str.startswith("n/a"), "verified"] == "yes").all()
+    p = run_mpi("mpich", 2, "collectives", *args, "-m", "16:16", out=tmp_path / "p.csv",
+                env={"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"})
+    assert p.returncode == 0, p.stderr
+    assert "cannot be applied" not in p.stderr, p.stderr[-2000:]
+    assert not any(row["stop_reason"].startswith("n/a") for row in p.rows()), p.rows()
 
 
 PERSISTENT = "barrier-persistent,bcast-persistent,reduce-persistent,allreduce-persistent,allgather-persistent," \

@@ -75,6 +75,24 @@ struct member {
     int dup; /* s.comm is this member's own duplicate */
 };
 
+/* The reason in an MPI error string.  MPICH's is a stack ("Other MPI error,
+ * error stack:\nfunc(12)....: MPI_Bcast(...) failed\n...\nfunc(63): reason"):
+ * the deepest line with text after its "func(NN)...: " says why (the stack
+ * may be cut at MPI_MAX_ERROR_STRING, leaving only the call's own line).
+ * Other libraries' strings are one line, taken whole. */
+static const char *innermost(char *msg)
+{
+    if (!strchr(msg, '\n')) return msg;
+    for (char *end = msg + strlen(msg);;) {
+        *end = 0;
+        char *line = strrchr(msg, '\n');
+        if (!line) return msg;
+        char *text = strstr(line + 1, ": ");
+        if (text && text[2]) return text + 2;
+        end = line;
+    }
+}
+
 static void run_group(struct mb_run *run, int c, size_t b, const struct coll_comm *cc, const char *root_param,
                       int root_rank, struct mb_sweep *sw)
 {
@@ -131,12 +149,14 @@ static void run_group(struct mb_run *run, int c, size_t b, const struct coll_com
         if (!why) {
             /* one untimed call with the algorithm forced: does the library run it here? */
             if (!coll_algs_at_creation()) coll_algs_set(a, a->values[i]);
+            coll_algs_strict(1);
             int rc = coll_one_call(&x->k), len = 0;
+            coll_algs_strict(0);
             if (!coll_algs_at_creation()) coll_algs_set(a, a->initial);
             const char *mine = NULL;
             if (rc != MPI_SUCCESS) {
                 MPI_Error_string(rc, err, &len);
-                mine = err;
+                mine = innermost(err);
             }
             why = coll_agree(run, mine, "the MPI library returned an error on another rank");
         }

@@ -147,6 +147,7 @@ void coll_algs_prepare_env(void);     /* before MPI_Init: what the library needs
 const char *coll_algs_find(const char *coll, struct coll_algs *a);
 int coll_algs_set(const struct coll_algs *a, int value); /* an MPI error code */
 int coll_algs_lookup(const struct coll_algs *a, const char *name); /* its index, or -1 */
+void coll_algs_strict(int on); /* MPICH: a forced algorithm that cannot apply fails instead of falling back */
 void coll_algs_free(struct coll_algs *a); /* restores the variable's value at start */
 void coll_algs_end(void);
 char *coll_algs_default_selection(void); /* MPICH: its compiled-in selection JSON (malloc'd), else NULL */

@@ -199,10 +199,12 @@ int coll_one_call(struct coll_kern *k)
 }
 
 /* --algorithms: the member's algorithm, written before its calls (a group
- * interleaves members; MPICH reads the variable at every call). */
-static void apply_alg(const struct coll_kern *k)
+ * interleaves members; MPICH reads the variable at every call) and the
+ * library's own choice back after them, so that the harness's collectives
+ * (verification, statistics) never run a forced algorithm. */
+static void apply_alg(const struct coll_kern *k, int on)
 {
-    if (k->alg && !coll_algs_at_creation()) coll_algs_set(k->alg, k->alg_value);
+    if (k->alg && !coll_algs_at_creation()) coll_algs_set(k->alg, on ? k->alg_value : k->alg->initial);
 }
 
 static int is_sync(const struct coll_kern *k) { return (k->op->flags & COLL_SYNC) != 0; }
@@ -212,13 +214,14 @@ double coll_osu_timed(void *state, long iters)
 {
     struct coll_kern *k = state;
     double t = 0;
-    apply_alg(k);
+    apply_alg(k, 1);
     for (long i = 0; i < iters; i++) {
         double t0 = MPI_Wtime();
         coll_one_call(k);
         t += MPI_Wtime() - t0;
         if (!is_sync(k)) MPI_Barrier(k->s->comm);
     }
+    apply_alg(k, 0);
     return t;
 }
 

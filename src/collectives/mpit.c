@@ -209,6 +209,67 @@ int coll_algs_set(const struct coll_algs *a, int value)
 #endif
 }
 
+#if defined(COLL_ALGS_MPICH)
+/* MPIR_CVAR_COLLECTIVE_FALLBACK's value for `name`: its position among the
+ * choices its description lists ("...error   - throw an errorprint   -
+ * ...silent  - ..."), the order MPICH's generator numbers them in, as for
+ * the algorithm variables; -1 where the description does not list all three. */
+static int fallback_value(const char *desc, const char *name)
+{
+    static const char *const choices[] = {"error", "print", "silent"};
+    const char *at[3];
+    for (int i = 0; i < 3; i++) {
+        at[i] = NULL;
+        for (const char *p = desc; !at[i] && (p = strstr(p, choices[i])); p++) {
+            const char *q = p + strlen(choices[i]);
+            while (*q == ' ') q++;
+            if (q > p + strlen(choices[i]) && q[0] == '-' && q[1] == ' ') at[i] = p;
+        }
+        if (!at[i]) return -1;
+    }
+    int value = -1;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(choices[i], name)) {
+            value = 0;
+            for (int j = 0; j < 3; j++) value += at[j] < at[i];
+        }
+    return value;
+}
+#endif
+
+/* MPICH runs its own choice in place of a forced algorithm that cannot apply
+ * to a call (smp on one node, reduce_scatter_allgather below 2^k elements)
+ * and by default says nothing, so a row would carry a name it did not
+ * measure.  Around the untimed probe call, MPIR_CVAR_COLLECTIVE_FALLBACK is
+ * "error" (on = 1) and then the library's value again (on = 0): such a call
+ * fails and its row is n/a with MPICH's reason.  The timed calls, with the
+ * same arguments, keep the user's setting.  Nothing to do for Open MPI. */
+void coll_algs_strict(int on)
+{
+#if defined(COLL_ALGS_MPICH)
+    static int ready, error = -1, initial;
+    static MPI_T_cvar_handle h;
+    if (!ready) {
+        ready = 1;
+        int index, nl, dl, verb, bind, scope, count;
+        char name[256], desc[4096];
+        MPI_Datatype dt;
+        MPI_T_enum et;
+        nl = sizeof name;
+        dl = sizeof desc;
+        if (mpit_start() || MPI_T_cvar_get_index("MPIR_CVAR_COLLECTIVE_FALLBACK", &index) != MPI_SUCCESS ||
+            MPI_T_cvar_get_info(index, name, &nl, &verb, &dt, &et, desc, &dl, &bind, &scope) != MPI_SUCCESS ||
+            dt != MPI_INT || MPI_T_cvar_handle_alloc(index, NULL, &h, &count) != MPI_SUCCESS)
+            return;
+        error = fallback_value(desc, "error");
+        MPI_T_cvar_read(h, &initial);
+    }
+    if (error >= 0) MPI_T_cvar_write(h, on ? &error : &initial);
+#else
+    (void)on;
+#endif
+}
+
 void coll_algs_free(struct coll_algs *a)
 {
 #if !defined(COLL_ALGS_NONE)
