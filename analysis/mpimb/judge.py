@@ -11,7 +11,9 @@ says it (docs/report.md, "Findings").
 - Figures without an interval (published ones) are not judged (UNJUDGED).
 - A finding from an oversubscribed run (more ranks × threads than cores; the JSON's
   "oversubscribed") carries the OVERSUBSCRIBED mark in front of its sentence.
-- Rank orderings are judged on ORDERING_METHOD (irecv-isend), as halocompare's own stdout does.
+- Rank orderings are judged on ORDERING_METHOD (irecv-isend), as halocompare's own stdout does; without
+  it, on a method that is not one-sided first (a one-sided method's communicators each have their own
+  window, and windows differ by themselves: the sentence then says so).
 - Two runs compared across programs (a profiled application against the micro-benchmarks:
   mpimb-report profile's achieved / achievable) must have run under the same CONDITIONS; where
   they did not, the finding says which differ (unlike).

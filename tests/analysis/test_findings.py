@@ -187,3 +187,25 @@ def test_findings_command_is_fast() -> None:
         best = min(best, time.perf_counter() - t0)
         assert r.rc == 0 and r.out.startswith(HEADER) and r.err == ""
     assert best < 5.0, f"mpimb-report findings took {best:.2f} s"
+
+
+@pytest.mark.parametrize(("rename", "judged_on"), [
+    ({"irecv-isend": "rma-fence-put"}, "persistent"),
+    ({"irecv-isend": "rma-fence-put", "persistent": "rma-lock-put"},
+     "rma-fence-put (each communicator its own window)"),
+])
+def test_rank_orderings_judged_on_two_sided_methods_first(rename: dict[str, str], judged_on: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Without irecv-isend, rank orderings are judged on a method that is not one-sided where one was measured
+    on several communicators: a one-sided method's communicators each have their own window, and windows of
+    one map differ by themselves (bench/README.md); where only one-sided methods were, the sentence says so."""
+    d = tmp_path / "set"
+    shutil.copytree(EQUAL, d)
+    for p in d.glob("*.csv"):
+        f = pd.read_csv(p, dtype=str, keep_default_na=False)
+        f["method"] = f["method"].replace(rename)
+        f.to_csv(p, index=False, lineterminator="\n")
+    r = cli("findings", str(d), capsys=capsys)
+    assert r.rc == 0, r.err
+    ordering = [ln for ln in lines(r.out) if "Rank ordering" in ln]
+    assert len(ordering) == 1 and f" with {judged_on}: " in ordering[0], ordering
