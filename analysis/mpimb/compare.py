@@ -17,6 +17,11 @@ shows as FAILED and takes part in no ratio."""
 from __future__ import annotations
 
 import math
+import multiprocessing
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +31,10 @@ import pandas as pd
 from . import crosssystem, schema
 from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
 from .keys import KEYS, failed_banner, resolve_duplicates, split_measured, split_sync
-from .load import COLUMNS, Run, frame, groups, short_library
+from .load import COLUMNS, Run, frame, groups, load, short_library
 from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
-from .plots import P2P, compare_plots
-from .plotting import Plot
+from .plots import P2P, compare_specs, draw
+from .plotting import Plot, pyplot
 from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
 from .units import units, value
 
@@ -38,6 +43,40 @@ KEY = KEYS
 VARIANT = schema.key_roles("config", "thread-level", "layout", "settings")
 NUMERIC = schema.numeric_keys()
 OVER = "‡"  # a ratio from an oversubscribed run
+
+
+def load_sets(paths: list[str], parallel: bool = True) -> list[tuple[list[Run], list[str]]]:
+    """Each set loaded (load.load, strict): its runs and warnings, in the order given.  parallel: the sets in
+    threads at once (pyarrow parses without the GIL, so two sets take about one's time on two cores); the
+    first failing set in that order raises, as when loaded one after the other."""
+    def one(p: str) -> tuple[list[Run], list[str]]:
+        runs, _, warns = load([p])
+        return runs, warns
+
+    if not parallel or len(paths) < 2:
+        return [one(p) for p in paths]
+    with ThreadPoolExecutor(min(len(paths), 2)) as ex:
+        return list(ex.map(one, paths))
+
+
+def _warm() -> None:
+    pyplot()
+
+
+@contextmanager
+def plotter() -> Iterator[Executor | None]:
+    """A process that draws compare's figures while this one builds the tables (matplotlib's import, layout
+    and PNGs are a third of compare's time): forked before the sets are loaded, so it is small and imports
+    matplotlib meanwhile.  None where fork is not available (the figures are then drawn here)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        yield None
+        return
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    try:
+        pool.submit(_warm)
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str], str]:
@@ -345,10 +384,11 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame 
 
 def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns: list[str],
                   max_rows: int = 40, max_plots: int = 12, csv_path: Path | None = None,
-                  choice: crosssystem.Choice | None = None) -> tuple[Path, str, list[str]]:
+                  choice: crosssystem.Choice | None = None, pool: Executor | None = None) -> tuple[Path, str, list[str]]:
     """Writes out (HTML), its Markdown twin and, with csv_path, every ratio; returns the Markdown path,
     the text to print (the FAILED banner and the cross-system table) and the warnings found here
-    (repeated runs, a --method / stencil no machine measured)."""
+    (repeated runs, a --method / stencil no machine measured).  pool (plotter()): draws the figures
+    while the tables are built."""
     machines = machine_names(sets)
     names = list(machines.values())
     parts = []
@@ -364,6 +404,8 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     df = split_sync(df)  # machines that started repetitions differently still meet (marked §)
     warns = warns + dup
     pf = plot_frame(aggregate(df, stat))
+    specs = compare_specs(pf, stat, names, max_plots)
+    drawn = pool.submit(draw, specs) if pool is not None and specs else None
     w = ratios(pf, names)
     out.parent.mkdir(parents=True, exist_ok=True)
     if csv_path is not None:
@@ -380,7 +422,10 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     tt = talk_table(talk, names)
     tables = ([tt] if tt else []) + [per_test(w, names)] + ratio_tables(w, names, max_rows)
     summ = summary(w, names, talk=talk if tt else None)
-    plots = compare_plots(pf, stat, names, max_plots)
+    try:
+        plots = drawn.result() if drawn is not None else draw(specs)
+    except BrokenProcessPool:  # the worker died (killed, out of memory): draw here
+        plots = draw(specs)
     allruns = [r for _, runs in sets for r in runs]
     sim = any(r.simulated for r in allruns)
     metas = meta_columns(sets, machines)
