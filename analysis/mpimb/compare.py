@@ -99,7 +99,8 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     for k in NUMERIC:
         d[k] = d[k].fillna(-1.0)
     t = d["time_min_s"] if stat == "min" else d["time_median_s"]
-    machines = pd.Categorical(d["machine"], categories=list(d["machine"].unique()))  # in set order
+    codes, found = pd.factorize(d["machine"])
+    machines = pd.Categorical.from_codes(codes, categories=found)  # in set order
     return pd.DataFrame({"set": machines, **{k: d[k] for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
                          "hi": d["time_ci_hi_s"], "na": d["na"], "failed": d["failed"], "sent": d["sent_bytes"],
                          "source": crosssystem.sources(d), "sync": d["sync"], "reps": d["reps"],

@@ -844,15 +844,17 @@ def frame(runs: list[Run]) -> pd.DataFrame:
         df = pd.DataFrame(columns=COLUMNS)
     n = np.array([r.nrows for r in runs], dtype=np.int64)
 
-    def per_run(values: list[Any], dtype: Any = object) -> np.ndarray:
-        return np.repeat(np.array(values, dtype=dtype), n)
+    def per_run(values: list[Any], dtype: Any = object) -> Any:
+        if dtype is str and runs:  # one take of the runs' values (a str column from 10^6 objects is slow)
+            return pd.array(values, dtype="str").take(np.repeat(np.arange(len(runs)), n))
+        return np.repeat(np.array(values, dtype=object if dtype is str else dtype), n)
 
     df["simulated"] = per_run([r.simulated for r in runs], bool)
     df["published"] = per_run([r.published for r in runs], bool)
     df["oversubscribed"] = per_run([r.oversubscribed for r in runs], bool)
-    df["library"] = per_run([short_library(r.meta) for r in runs])
-    df["start_utc"] = per_run([str(r.meta.get("start_utc") or "") for r in runs])
-    df["file"] = per_run([rel(r.csv_path) for r in runs])
+    df["library"] = per_run([short_library(r.meta) for r in runs], str)
+    df["start_utc"] = per_run([str(r.meta.get("start_utc") or "") for r in runs], str)
+    df["file"] = per_run([rel(r.csv_path) for r in runs], str)
     df["schema"] = per_run([int(r.meta.get("schema_version", SCHEMA_VERSION)) for r in runs], np.int64)
     group = np.full(len(df), np.nan)
     samples = np.empty(len(df), dtype=object)
