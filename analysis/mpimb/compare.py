@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,9 +31,9 @@ import pandas as pd
 from . import crosssystem, schema
 from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
 from .keys import KEYS, failed_banner, resolve_duplicates, split_measured, split_sync
-from .load import COLUMNS, Run, frame, groups, load, short_library
+from .load import COLUMNS, Run, frame, groups, load, per_run_text, short_library
 from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
-from .plots import P2P, compare_specs, draw
+from .plots import P2P, Spec, compare_specs, draw
 from .plotting import Plot, pyplot
 from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
 from .units import units, value
@@ -397,7 +397,7 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
         # (from the runs' shared frame: setting a column on each run's rows would cut them); --overlap's results
         # out of params, so that one configuration of two machines meets
         f = split_measured(frame(runs))
-        f.insert(len(COLUMNS), "machine", np.repeat(
+        f.insert(len(COLUMNS), "machine", per_run_text(
             [machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))] for r in runs],
             [r.nrows for r in runs]))
         parts.append(f)
@@ -405,8 +405,12 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     df = split_sync(df)  # machines that started repetitions differently still meet (marked §)
     warns = warns + dup
     pf = plot_frame(aggregate(df, stat))
-    specs = compare_specs(pf, stat, names, max_plots)
-    drawn = pool.submit(draw, specs) if pool is not None and specs else None
+    specs: list[Spec] = []
+    drawing: list[Future[Plot | None]] = []
+    for fn, args in compare_specs(pf, stat, names, max_plots):  # each drawn (pool) while the next is chosen
+        specs.append((fn, args))
+        if pool is not None:
+            drawing.append(pool.submit(fn, *args))
     w = ratios(pf, names)
     out.parent.mkdir(parents=True, exist_ok=True)
     if csv_path is not None:
@@ -424,7 +428,7 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     tables = ([tt] if tt else []) + [per_test(w, names)] + ratio_tables(w, names, max_rows)
     summ = summary(w, names, talk=talk if tt else None)
     try:
-        plots = drawn.result() if drawn is not None else draw(specs)
+        plots = [p for f in drawing if (p := f.result()) is not None] if pool is not None else draw(specs)
     except BrokenProcessPool:  # the worker died (killed, out of memory): draw here
         plots = draw(specs)
     allruns = [r for _, runs in sets for r in runs]

@@ -5,7 +5,7 @@ keys.prepared made (repeated runs resolved once)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import numpy as np
@@ -211,7 +211,7 @@ Line = tuple[np.ndarray, np.ndarray, str, str, str]  # x, y, line style, colour,
 
 def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int = 24) -> list[Plot]:
     """compare's overlays (compare_specs), drawn here."""
-    return draw(compare_specs(d, stat, names, max_plots))
+    return draw(list(compare_specs(d, stat, names, max_plots)))
 
 
 def draw(specs: list[Spec]) -> list[Plot]:
@@ -219,23 +219,21 @@ def draw(specs: list[Spec]) -> list[Plot]:
     return [p for fn, args in specs if (p := fn(*args)) is not None]
 
 
-def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int = 24) -> list[Spec]:
+def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int = 24) -> Iterator[Spec]:
     """Overlays: per (program, test) the machines in colour, up to 3 series as line styles (a series
     is every key column but the size, so nothing is merged); halocompare halo and one-sender: bars
     (talk_bars) of every machine at the talk's size where a published set is given (beside a size
     sweep if a measured machine has one), at each machine's own size where each has one.  Each spec
-    gives one Plot."""
+    gives one Plot; each is yielded as soon as it is chosen (compare has it drawn meanwhile)."""
     talk = at_talk_size(d) if "source" in d.columns else d.iloc[:0]
     cols = ["set", "program", "test", *COMPARE_SERIES, "bytes", "value"]
     d = d.loc[~d["na"].to_numpy(bool), cols + (["source"] if "source" in d.columns else [])]
     talk = talk.loc[~talk["na"].to_numpy(bool), d.columns]
     for k in ("nnodes", "ppn"):
         d[k] = d[k].fillna(-1.0)
-    out: list[Spec] = []
+    made = 0
     styles = ["-", "--", ":"]
-    # each plot's rows by position, and one id per series (every key column but the size, nothing merged):
-    # a plot takes only the rows it draws (a (program, test) has 100,000 of 10^6)
-    sid = d.groupby(COMPARE_SERIES, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    # each plot's rows by position: a plot takes only the rows it draws (a (program, test) has 100,000 of 10^6)
     at = {cast(tuple[Any, ...], k): np.asarray(v) for k, v in d.groupby(["program", "test"], observed=True).indices.items()}
     todo = [(k, at[k]) for k in sorted(at) if not str(k[1]).startswith("allpairs")]
     # round-robin over programs so every program gets plots before the limit
@@ -246,24 +244,29 @@ def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
         seen[prog] = seen.get(prog, 0) + 1
     todo.sort(key=lambda kg: (rank[kg[0]], kg[0][0]))
     for (prog, test), rows in todo:
-        if len(out) >= max_plots:
+        if made >= max_plots:
             break
         unit = unit_of(str(prog), str(test))
         bars = prog == "halocompare" and test in ("halo", "one-sender")
         if bars and not talk.empty:
             h = talk[talk["test"] == test]
-            out += [(talk_bars, (h, str(prog), str(test), names, stat, True))] if not _bar_rows(h, test).empty else []
+            if not _bar_rows(h, test).empty:
+                made += 1
+                yield talk_bars, (h, str(prog), str(test), names, stat, True)
             rows = rows[(d["source"].iloc[rows] != "published").to_numpy()]  # the sweep, if any, of the measured
         elif bars and (g := d.iloc[rows]).groupby("set", observed=True)["bytes"].nunique().max() < 2:
-            out += [(talk_bars, (g, str(prog), str(test), names, stat, False))] if not _bar_rows(g, test).empty \
-                else []
+            if not _bar_rows(g, test).empty:
+                made += 1
+                yield talk_bars, (g, str(prog), str(test), names, stat, False)
             continue
-        if d["bytes"].iloc[rows].nunique() < 2 or len(out) >= max_plots:
+        if d["bytes"].iloc[rows].nunique() < 2 or made >= max_plots:
             continue
         present = {str(x) for x in d["set"].iloc[rows].unique()}
         title = f"{prog} {test}: " + " vs ".join(n for n in names if n in present)
         # the first three series in row order, and each row's place among them (-1: not drawn)
-        first, place = first_series(sid[rows], 3)
+        # one id per series (every key column but the size: nothing is merged), the first three drawn
+        sid = d.iloc[rows][COMPARE_SERIES].groupby(COMPARE_SERIES, sort=False, dropna=False).ngroup().to_numpy()
+        first, place = first_series(sid, 3)
         keys = list(d.iloc[rows[first]][COMPARE_SERIES].itertuples(index=False, name=None))
         shown = [c for i, c in enumerate(COMPARE_SERIES) if len({str(k[i]) for k in keys}) > 1 or
                  c in ("method", "comm")]
@@ -277,8 +280,8 @@ def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
                                          f"np{key[-2]:.0f}" if "nprocs" in shown else "") if x)
             lines.append((sel["bytes"].to_numpy(), sel["value"].to_numpy(), styles[ki], COLORS[si % len(COLORS)],
                           f"{name}: {label}"))
-        out.append((overlay, (lines, title, f"compare-{prog}-{test}" + ("-sizes" if bars else ""), unit, stat)))
-    return out
+        made += 1
+        yield overlay, (lines, title, f"compare-{prog}-{test}" + ("-sizes" if bars else ""), unit, stat)
 
 
 def overlay(lines: list[Line], title: str, name: str, unit: str, stat: str) -> Plot:
