@@ -205,7 +205,7 @@ def first_series(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 # A figure to draw: a function of this module that returns its Plot, and its arguments (the points it draws,
 # already chosen): picklable, so that compare can have them drawn in another process (compare.plotter).
-Spec = tuple[Callable[..., Plot | None], tuple[Any, ...]]
+Spec = tuple[Callable[..., "Plot | None"], tuple[Any, ...]]  # (a string: X | None needs Python 3.10 at run time)
 Line = tuple[np.ndarray, np.ndarray, str, str, str]  # x, y, line style, colour, legend entry
 
 
