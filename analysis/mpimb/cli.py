@@ -199,21 +199,19 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    from .compare import write_compare
+    from .compare import load_sets, plotter, write_compare
     from .crosssystem import Choice
 
-    sets = []
-    allwarn: list[str] = []
-    for p in a.sets:
-        runs, _, warns = load([p])
-        allwarn += warns
-        sets.append((p, runs))
-    _warn(allwarn)
-    out = Path(a.output)
-    csv_path = Path(a.csv) if a.csv else None
-    choice = Choice(a.method, a.neighbors, 1 if a.periodic == "yes" else 0)
-    md, text, dup = write_compare(sets, out, a.stat, allwarn, max_rows=a.max_rows, max_plots=a.max_plots,
-                                  csv_path=csv_path, choice=choice)
+    with plotter() as pool:  # before loading: the figures' process starts small
+        loaded = load_sets(a.sets)
+        sets = [(p, runs) for p, (runs, _) in zip(a.sets, loaded)]
+        allwarn = [w for _, warns in loaded for w in warns]
+        _warn(allwarn)
+        out = Path(a.output)
+        csv_path = Path(a.csv) if a.csv else None
+        choice = Choice(a.method, a.neighbors, 1 if a.periodic == "yes" else 0)
+        md, text, dup = write_compare(sets, out, a.stat, allwarn, max_rows=a.max_rows, max_plots=a.max_plots,
+                                      csv_path=csv_path, choice=choice, pool=pool)
     _warn(dup)
     sys.stdout.write(text + ("\n" if text else ""))
     print(f"report: {out} (+ {md}{', ' + str(csv_path) if csv_path else ''})")

@@ -17,6 +17,11 @@ shows as FAILED and takes part in no ratio."""
 from __future__ import annotations
 
 import math
+import multiprocessing
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +31,10 @@ import pandas as pd
 from . import crosssystem, schema
 from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
 from .keys import KEYS, failed_banner, resolve_duplicates, split_measured, split_sync
-from .load import COLUMNS, Run, frame, groups, short_library
+from .load import COLUMNS, Run, frame, groups, load, per_run_text, short_library
 from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
-from .plots import P2P, compare_plots
-from .plotting import Plot
+from .plots import P2P, Spec, compare_specs, draw
+from .plotting import Plot, pyplot
 from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
 from .units import units, value
 
@@ -38,6 +43,43 @@ KEY = KEYS
 VARIANT = schema.key_roles("config", "thread-level", "layout", "settings")
 NUMERIC = schema.numeric_keys()
 OVER = "‡"  # a ratio from an oversubscribed run
+
+
+def load_sets(paths: list[str], parallel: bool = True) -> list[tuple[list[Run], list[str]]]:
+    """Each set loaded (load.load, strict): its runs and warnings, in the order given.  parallel: the sets in
+    threads at once, each parsed by pyarrow on its own thread (without the GIL: two sets in about one's time
+    on two cores, and 10-20 % less CPU than pyarrow's own threads per set); the first failing set in that
+    order raises, as when loaded one after the other."""
+    parallel = parallel and len(paths) > 1
+
+    def one(p: str) -> tuple[list[Run], list[str]]:
+        runs, _, warns = load([p], threads=not parallel)
+        return runs, warns
+
+    if not parallel:
+        return [one(p) for p in paths]
+    with ThreadPoolExecutor(min(len(paths), 2)) as ex:
+        return list(ex.map(one, paths))
+
+
+def _warm() -> None:
+    pyplot()
+
+
+@contextmanager
+def plotter() -> Iterator[Executor | None]:
+    """A process that draws compare's figures while this one builds the tables (matplotlib's import, layout
+    and PNGs are a third of compare's time): forked before the sets are loaded, so it is small and imports
+    matplotlib meanwhile.  None where fork is not available (the figures are then drawn here)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        yield None
+        return
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    try:
+        pool.submit(_warm)
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str], str]:
@@ -60,7 +102,8 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     for k in NUMERIC:
         d[k] = d[k].fillna(-1.0)
     t = d["time_min_s"] if stat == "min" else d["time_median_s"]
-    machines = pd.Categorical(d["machine"], categories=list(d["machine"].unique()))  # in set order
+    codes, found = pd.factorize(d["machine"])
+    machines = pd.Categorical.from_codes(codes, categories=found)  # in set order
     return pd.DataFrame({"set": machines, **{k: d[k] for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
                          "hi": d["time_ci_hi_s"], "na": d["na"], "failed": d["failed"], "sent": d["sent_bytes"],
                          "source": crosssystem.sources(d), "sync": d["sync"], "reps": d["reps"],
@@ -345,10 +388,11 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame 
 
 def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns: list[str],
                   max_rows: int = 40, max_plots: int = 12, csv_path: Path | None = None,
-                  choice: crosssystem.Choice | None = None) -> tuple[Path, str, list[str]]:
+                  choice: crosssystem.Choice | None = None, pool: Executor | None = None) -> tuple[Path, str, list[str]]:
     """Writes out (HTML), its Markdown twin and, with csv_path, every ratio; returns the Markdown path,
     the text to print (the FAILED banner and the cross-system table) and the warnings found here
-    (repeated runs, a --method / stencil no machine measured)."""
+    (repeated runs, a --method / stencil no machine measured).  pool (plotter()): draws the figures
+    while the tables are built."""
     machines = machine_names(sets)
     names = list(machines.values())
     parts = []
@@ -356,7 +400,7 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
         # (from the runs' shared frame: setting a column on each run's rows would cut them); --overlap's results
         # out of params, so that one configuration of two machines meets
         f = split_measured(frame(runs))
-        f.insert(len(COLUMNS), "machine", np.repeat(
+        f.insert(len(COLUMNS), "machine", per_run_text(
             [machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))] for r in runs],
             [r.nrows for r in runs]))
         parts.append(f)
@@ -364,6 +408,12 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     df = split_sync(df)  # machines that started repetitions differently still meet (marked §)
     warns = warns + dup
     pf = plot_frame(aggregate(df, stat))
+    specs: list[Spec] = []
+    drawing: list[Future[Plot | None]] = []
+    for fn, args in compare_specs(pf, stat, names, max_plots):  # each drawn (pool) while the next is chosen
+        specs.append((fn, args))
+        if pool is not None:
+            drawing.append(pool.submit(fn, *args))
     w = ratios(pf, names)
     out.parent.mkdir(parents=True, exist_ok=True)
     if csv_path is not None:
@@ -380,7 +430,10 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     tt = talk_table(talk, names)
     tables = ([tt] if tt else []) + [per_test(w, names)] + ratio_tables(w, names, max_rows)
     summ = summary(w, names, talk=talk if tt else None)
-    plots = compare_plots(pf, stat, names, max_plots)
+    try:
+        plots = [p for f in drawing if (p := f.result()) is not None] if pool is not None else draw(specs)
+    except BrokenProcessPool:  # the worker died (killed, out of memory): draw here
+        plots = draw(specs)
     allruns = [r for _, runs in sets for r in runs]
     sim = any(r.simulated for r in allruns)
     metas = meta_columns(sets, machines)

@@ -236,9 +236,9 @@ def _bad_numbers(raw: pd.Series, integer: bool) -> pd.Series:
     return bad
 
 
-def _read_fast(data: bytes) -> pd.DataFrame | None:
-    """Well-formed files: every numeric column parses as float64 (pyarrow when installed, multi-threaded).
-    None when anything is off; the careful path then finds and reports it."""
+def _read_fast(data: bytes, threads: bool = True) -> pd.DataFrame | None:
+    """Well-formed files: every numeric column parses as float64 (pyarrow when installed, multi-threaded
+    unless threads is False).  None when anything is off; the careful path then finds and reports it."""
     numeric = {c: "float64" for c in INT_COLS + FLOAT_COLS}
     try:
         import pyarrow as pa  # type: ignore[import-untyped]
@@ -248,7 +248,8 @@ def _read_fast(data: bytes) -> pd.DataFrame | None:
     if pa is not None:
         types = {**{c: pa.float64() for c in numeric}, **{c: pa.string() for c in STR_COLS}}
         try:
-            table = pacsv.read_csv(pa.py_buffer(data), convert_options=pacsv.ConvertOptions(
+            table = pacsv.read_csv(pa.py_buffer(data), read_options=pacsv.ReadOptions(use_threads=threads),
+                                   convert_options=pacsv.ConvertOptions(
                 column_types=types, null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False))
             return table.to_pandas()
         except (pa.ArrowException, ValueError, OSError):  # not well-formed
@@ -650,8 +651,8 @@ def _normalised(df: pd.DataFrame) -> pd.DataFrame:
     return df[COLUMNS]
 
 
-def _read_together(items: list[tuple[int, bytes, int]]) -> tuple[list[tuple[list[int], list[int], pd.DataFrame]],
-                                                                  list[int]]:
+def _read_together(items: list[tuple[int, bytes, int]], threads: bool = True) -> tuple[
+        list[tuple[list[int], list[int], pd.DataFrame]], list[int]]:
     """Well-formed files of one header (file index, text, its number of lines) parsed as one text:
     ([(file indices, rows of each, frame)], files to read alone).  A text that does not parse is halved
     until the files that spoil it stand alone."""
@@ -659,17 +660,17 @@ def _read_together(items: list[tuple[int, bytes, int]]) -> tuple[list[tuple[list
     counts = [n - 1 for _, _, n in items]
     # (memoryview: the files' bodies are copied once, into the joined text)
     df = _read_fast(b"".join([memoryview(items[0][1])[:nl + 1],
-                              *(memoryview(d)[d.index(b"\n") + 1:] for _, d, _ in items)]))
+                              *(memoryview(d)[d.index(b"\n") + 1:] for _, d, _ in items)]), threads)
     if df is not None and len(df) == sum(counts):  # one line per row: the lines say which file a row is from
         return [([f for f, _, _ in items], counts, _normalised(df))], []
     if len(items) == 1:
         return [], [items[0][0]]
     half = len(items) // 2
-    a, b = _read_together(items[:half]), _read_together(items[half:])
+    a, b = _read_together(items[:half], threads), _read_together(items[half:], threads)
     return a[0] + b[0], a[1] + b[1]
 
 
-def _load_files(files: list[Path]) -> tuple[list[Run], list[str], list[str]]:
+def _load_files(files: list[Path], threads: bool = True) -> tuple[list[Run], list[str], list[str]]:
     """Every file's rows read, then checked column by column over all files at once."""
     metas: list[dict[str, Any]] = []
     versions: list[int | None] = []
@@ -698,7 +699,7 @@ def _load_files(files: list[Path]) -> tuple[list[Run], list[str], list[str]]:
     typed_file = np.ones(len(files), dtype=bool)
     fresh_file = np.zeros(len(files), dtype=bool)
     for (_, hv), items in fast.items():
-        got, more = _read_together(items)
+        got, more = _read_together(items, threads)
         pieces += got
         alone += more
         for idx, _, _ in got:
@@ -784,14 +785,15 @@ def _sidecar(path: Path) -> str:
 RAW_HEADER = ",".join(schema.columns("raw"))
 
 
-def load(paths: list[str], strict: bool = True) -> tuple[list[Run], list[str], list[str]]:
+def load(paths: list[str], strict: bool = True, threads: bool = True) -> tuple[list[Run], list[str], list[str]]:
     """Loads every result under paths: (runs, problems, warnings).  Raises InputError
-    (with every problem line) when strict and anything is wrong."""
+    (with every problem line) when strict and anything is wrong.  threads=False: pyarrow parses on this
+    thread alone (compare.load_sets, which reads each set on a thread of its own)."""
     found = expand(paths)
     files = [f for f in found if not is_raw(f)]
     if found and not files:
         raise InputError(*(f"{f}:1: {_sidecar(f)}, not a results CSV; give the run's CSV" for f in found))
-    runs, probs, warns = _load_files(files)
+    runs, probs, warns = _load_files(files, threads)
     if strict and probs:
         raise InputError(*probs)
     if strict and not runs:
@@ -825,6 +827,12 @@ def rounds(r: Run) -> tuple[np.ndarray, np.ndarray]:
     return group, samples
 
 
+def per_run_text(values: list[str], counts: Any) -> Any:
+    """A str column of values[i] repeated counts[i] times, by one take of the values (from 10^6 Python objects
+    or a NumPy text array, pandas takes 0.15-0.3 s to build it)."""
+    return pd.array(values, dtype="str").take(np.repeat(np.arange(len(values)), counts))
+
+
 def frame(runs: list[Run]) -> pd.DataFrame:
     """All rows of runs in one frame, with derived columns: simulated, published, oversubscribed,
     library (short MPI name), start_utc and file (of the run), failed (verification failed: a result
@@ -844,15 +852,17 @@ def frame(runs: list[Run]) -> pd.DataFrame:
         df = pd.DataFrame(columns=COLUMNS)
     n = np.array([r.nrows for r in runs], dtype=np.int64)
 
-    def per_run(values: list[Any], dtype: Any = object) -> np.ndarray:
-        return np.repeat(np.array(values, dtype=dtype), n)
+    def per_run(values: list[Any], dtype: Any = object) -> Any:
+        if dtype is str and runs:
+            return per_run_text(values, n)
+        return np.repeat(np.array(values, dtype=object if dtype is str else dtype), n)
 
     df["simulated"] = per_run([r.simulated for r in runs], bool)
     df["published"] = per_run([r.published for r in runs], bool)
     df["oversubscribed"] = per_run([r.oversubscribed for r in runs], bool)
-    df["library"] = per_run([short_library(r.meta) for r in runs])
-    df["start_utc"] = per_run([str(r.meta.get("start_utc") or "") for r in runs])
-    df["file"] = per_run([rel(r.csv_path) for r in runs])
+    df["library"] = per_run([short_library(r.meta) for r in runs], str)
+    df["start_utc"] = per_run([str(r.meta.get("start_utc") or "") for r in runs], str)
+    df["file"] = per_run([rel(r.csv_path) for r in runs], str)
     df["schema"] = per_run([int(r.meta.get("schema_version", SCHEMA_VERSION)) for r in runs], np.int64)
     group = np.full(len(df), np.nan)
     samples = np.empty(len(df), dtype=object)

@@ -5,7 +5,8 @@ keys.prepared made (repeated runs resolved once)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -130,13 +131,17 @@ def fit_title(fig: Any, title: str, size: float = 10.0) -> None:
         t.set_fontsize(size)
 
 
+def _bar_rows(h: pd.DataFrame, test: str) -> pd.DataFrame:
+    """The rows talk_bars can draw: for halo, the point-to-point methods on world."""
+    return h[h["method"].isin(P2P) & (h["comm"] == "world")] if test == "halo" else h
+
+
 def talk_bars(h: pd.DataFrame, prog: str, test: str, names: list[str], stat: str, talk: bool) -> Plot | None:
     """halocompare halo (the point-to-point methods on world, 4 neighbours, non-periodic or the first stencil
     present) or one-sender (per neighbour count), a bar per machine and layout, each at one size: the talk's
     (talk: a published set is among them; crosssystem.at_talk_size) or its own.  A log axis where the
     values span more than a decade, so a slow machine's bars stay visible."""
-    if test == "halo":
-        h = h[h["method"].isin(P2P) & (h["comm"] == "world")]
+    h = _bar_rows(h, test)
     if h.empty:
         return None
     n = 4 if (h["neighbors"] == 4).any() else h["neighbors"].min()
@@ -188,30 +193,49 @@ def talk_bars(h: pd.DataFrame, prog: str, test: str, names: list[str], stat: str
     return save(fig, f"compare-{prog}-{test}", title, svg=False)
 
 
-def _first_distinct(d: pd.DataFrame, cols: list[str], n: int) -> pd.DataFrame:
-    """d[cols].drop_duplicates().head(n), from as few of d's rows as give n (a plot's group has 50,000)."""
-    k = 64
-    while True:
-        got = d.head(k)[cols].drop_duplicates().head(n)
-        if len(got) == n or k >= len(d):
-            return got
-        k *= 8
+def first_series(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the positions of the first n distinct values of ids, in order of appearance; each row's place among
+    them, -1 for the others): drop_duplicates().head(n) on one integer id per series."""
+    first = np.sort(np.unique(ids, return_index=True)[1])[:n]
+    place = np.full(len(ids), -1)
+    for i, f in enumerate(first):
+        place[ids == ids[f]] = i
+    return first, place
+
+
+# A figure to draw: a function of this module that returns its Plot, and its arguments (the points it draws,
+# already chosen): picklable, so that compare can have them drawn in another process (compare.plotter).
+Spec = tuple[Callable[..., "Plot | None"], tuple[Any, ...]]  # (a string: X | None needs Python 3.10 at run time)
+Line = tuple[np.ndarray, np.ndarray, str, str, str]  # x, y, line style, colour, legend entry
 
 
 def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int = 24) -> list[Plot]:
+    """compare's overlays (compare_specs), drawn here."""
+    return draw(list(compare_specs(d, stat, names, max_plots)))
+
+
+def draw(specs: list[Spec]) -> list[Plot]:
+    """The Plots of specs, in their order."""
+    return [p for fn, args in specs if (p := fn(*args)) is not None]
+
+
+def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int = 24) -> Iterator[Spec]:
     """Overlays: per (program, test) the machines in colour, up to 3 series as line styles (a series
     is every key column but the size, so nothing is merged); halocompare halo and one-sender: bars
     (talk_bars) of every machine at the talk's size where a published set is given (beside a size
-    sweep if a measured machine has one), at each machine's own size where each has one."""
+    sweep if a measured machine has one), at each machine's own size where each has one.  Each spec
+    gives one Plot; each is yielded as soon as it is chosen (compare has it drawn meanwhile)."""
     talk = at_talk_size(d) if "source" in d.columns else d.iloc[:0]
     cols = ["set", "program", "test", *COMPARE_SERIES, "bytes", "value"]
     d = d.loc[~d["na"].to_numpy(bool), cols + (["source"] if "source" in d.columns else [])]
     talk = talk.loc[~talk["na"].to_numpy(bool), d.columns]
     for k in ("nnodes", "ppn"):
         d[k] = d[k].fillna(-1.0)
-    out: list[Plot] = []
+    made = 0
     styles = ["-", "--", ":"]
-    todo = [(k, g) for k, g in groups(d, ["program", "test"]) if not str(k[1]).startswith("allpairs")]
+    # each plot's rows by position: a plot takes only the rows it draws (a (program, test) has 100,000 of 10^6)
+    at = {cast(tuple[Any, ...], k): np.asarray(v) for k, v in d.groupby(["program", "test"], observed=True).indices.items()}
+    todo = [(k, at[k]) for k in sorted(at) if not str(k[1]).startswith("allpairs")]
     # round-robin over programs so every program gets plots before the limit
     rank: dict[tuple[Any, ...], int] = {}
     seen: dict[str, int] = {}
@@ -219,41 +243,55 @@ def compare_plots(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
         rank[(prog, test)] = seen.get(prog, 0)
         seen[prog] = seen.get(prog, 0) + 1
     todo.sort(key=lambda kg: (rank[kg[0]], kg[0][0]))
-    for (prog, test), g in todo:
-        if len(out) >= max_plots:
+    for (prog, test), rows in todo:
+        if made >= max_plots:
             break
         unit = unit_of(str(prog), str(test))
         bars = prog == "halocompare" and test in ("halo", "one-sender")
         if bars and not talk.empty:
-            p = talk_bars(talk[talk["test"] == test], str(prog), str(test), names, stat, True)
-            out += [p] if p else []
-            g = g[g["source"] != "published"]  # the sweep, if any, of the measured machines
-        elif bars and g.groupby("set", observed=True)["bytes"].nunique().max() < 2:
-            p = talk_bars(g, str(prog), str(test), names, stat, False)
-            out += [p] if p else []
+            h = talk[talk["test"] == test]
+            if not _bar_rows(h, test).empty:
+                made += 1
+                yield talk_bars, (h, str(prog), str(test), names, stat, True)
+            rows = rows[(d["source"].iloc[rows] != "published").to_numpy()]  # the sweep, if any, of the measured
+        elif bars and (g := d.iloc[rows]).groupby("set", observed=True)["bytes"].nunique().max() < 2:
+            if not _bar_rows(g, test).empty:
+                made += 1
+                yield talk_bars, (g, str(prog), str(test), names, stat, False)
             continue
-        if g["bytes"].nunique() < 2 or len(out) >= max_plots:
+        if d["bytes"].iloc[rows].nunique() < 2 or made >= max_plots:
             continue
-        present = {str(x) for x in g["set"].unique()}
+        present = {str(x) for x in d["set"].iloc[rows].unique()}
         title = f"{prog} {test}: " + " vs ".join(n for n in names if n in present)
-        fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
-        keys = list(_first_distinct(g, COMPARE_SERIES, 3).itertuples(index=False, name=None))
+        # the first three series in row order, and each row's place among them (-1: not drawn)
+        # one id per series (every key column but the size: nothing is merged), the first three drawn
+        sid = d.iloc[rows][COMPARE_SERIES].groupby(COMPARE_SERIES, sort=False, dropna=False).ngroup().to_numpy()
+        first, place = first_series(sid, 3)
+        keys = list(d.iloc[rows[first]][COMPARE_SERIES].itertuples(index=False, name=None))
         shown = [c for i, c in enumerate(COMPARE_SERIES) if len({str(k[i]) for k in keys}) > 1 or
                  c in ("method", "comm")]
-        chosen = g.merge(pd.DataFrame(keys, columns=COMPARE_SERIES).assign(ki=range(len(keys))),
-                         on=COMPARE_SERIES)
+        chosen = d.iloc[rows[place >= 0]][["set", "bytes", "value"]].assign(ki=place[place >= 0])
         # one row per (machine, series, size): every other key column is in the series
+        lines: list[Line] = []
         for gk, sel in groups(chosen.sort_values("bytes"), ["set", "ki"], sort=False):
             name, ki = str(gk[0]), int(gk[1])
             si, key = names.index(name), keys[ki]
             label = " ".join(x for x in (series_name(key[:len(SERIES)], shown),
                                          f"np{key[-2]:.0f}" if "nprocs" in shown else "") if x)
-            ax.plot(sel["bytes"], sel["value"].to_numpy(), styles[ki], color=COLORS[si % len(COLORS)],
-                    marker="o", ms=3, label=f"{name}: {label}")
-        bytes_axis(ax)
-        log_y(ax)
-        ax.set_ylabel(axis_label(unit, stat))
-        fit_title(fig, title)
-        ax.legend(fontsize=7, frameon=False)
-        out.append(save(fig, f"compare-{prog}-{test}" + ("-sizes" if bars else ""), title, svg=False))
-    return out
+            lines.append((sel["bytes"].to_numpy(), sel["value"].to_numpy(), styles[ki], COLORS[si % len(COLORS)],
+                          f"{name}: {label}"))
+        made += 1
+        yield overlay, (lines, title, f"compare-{prog}-{test}" + ("-sizes" if bars else ""), unit, stat)
+
+
+def overlay(lines: list[Line], title: str, name: str, unit: str, stat: str) -> Plot:
+    """compare's size sweep: the lines on log axes."""
+    fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
+    for x, y, style, color, label in lines:
+        ax.plot(x, y, style, color=color, marker="o", ms=3, label=label)
+    bytes_axis(ax)
+    log_y(ax)
+    ax.set_ylabel(axis_label(unit, stat))
+    fit_title(fig, title)
+    ax.legend(fontsize=7, frameon=False)
+    return save(fig, name, title, svg=False)

@@ -101,6 +101,7 @@ def main() -> int:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT / "analysis"), os.environ.get("PYTHONPATH")] if p)}
         times = []
         cpus = []
+        load0 = os.getloadavg()[0]
         for _ in range(a.repeat):
             t0 = time.perf_counter()
             r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -115,7 +116,7 @@ def main() -> int:
         print(f"compare on {2 * a.rows_per_set} rows: best {min(times):.2f} s, median "
               f"{sorted(times)[len(times) // 2]:.2f} s over {a.repeat} run(s) (wall clock, whole command); "
               f"CPU (user+sys) best {min(cpus):.2f} s; peak RSS {r1.ru_maxrss / 1024:.0f} MiB; "
-              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+              f"load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores")
         print(f"outputs: {', '.join(f'{p.name} {p.stat().st_size / 1e6:.1f} MB' for p in sorted((tmp / 'out').glob('*.*')))}")
         return 0 if min(times) <= TARGET_S else 1
     finally:
