@@ -199,11 +199,12 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    from .compare import load_sets, plotter, write_compare
+    from .compare import load_sets, plotter, warm, write_compare
     from .crosssystem import Choice
 
     with plotter() as pool:  # before loading: the figures' process starts small
         loaded = load_sets(a.sets)
+        warm(pool)
         sets = [(p, runs) for p, (runs, _) in zip(a.sets, loaded)]
         allwarn = [w for _, warns in loaded for w in warns]
         _warn(allwarn)

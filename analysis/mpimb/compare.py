@@ -69,17 +69,23 @@ def _warm() -> None:
 @contextmanager
 def plotter() -> Iterator[Executor | None]:
     """A process that draws compare's figures while this one builds the tables (matplotlib's import, layout
-    and PNGs are a third of compare's time): forked before the sets are loaded, so it is small and imports
-    matplotlib meanwhile.  None where fork is not available (the figures are then drawn here)."""
+    and PNGs are a third of compare's time): forked before the sets are loaded, so it is small; warm() has
+    it import matplotlib once the sets have loaded (bad input then exits without waiting for that import).
+    None where fork is not available (the figures are then drawn here)."""
     if "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
     try:
-        pool.submit(_warm)
         yield pool
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def warm(pool: Executor | None) -> None:
+    """The drawing process imports matplotlib while this one aggregates (the first figure comes after)."""
+    if pool is not None:
+        pool.submit(_warm)
 
 
 def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str], str]:
