@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -257,6 +258,31 @@ def test_pcontrol_chooses_the_stretches(lib: str, tmp_path: Path) -> None:
     b, s = o["stretches"]
     x = [e["ts"] for e in events(doc, "X") if e["name"] != "MPI_Barrier" and e["pid"] == 0]  # rank 0's stretches
     assert s["begin_us"] <= min(x) and max(x) <= s["end_us"] and b["end_us"] <= s["begin_us"]
+
+
+@pytest.mark.parametrize(("lib", "binding"), [("openmpi", "mpi"), ("openmpi", "mpi_f08"), ("mpich", "mpi"),
+                                              ("mpich", "mpi_f08")])
+def test_fortran_pcontrol_chooses_the_stretches(lib: str, binding: str, tmp_path: Path) -> None:
+    """MPI_PCONTROL from Fortran (tests/profile/pcontrol.f90) starts and stops the trace as from C, where the
+    library's binding calls PMPI_Pcontrol past the C wrapper (Open MPI's mpif.h, use mpi and mpi_f08; MPICH's
+    mpi_f08; MPICH's use mpi goes through the C symbol): the barrier before MPI_PCONTROL(0) and the 2 between
+    (1) and (0) are recorded, the 10 others not."""
+    need_profiler(lib)
+    if not shutil.which(f"mpif90.{lib}"):
+        pytest.skip(f"mpif90.{lib} not installed")
+    exe = tmp_path / "pcontrol"
+    flags = ["-O1", "-cpp", *(["-DF08"] if binding == "mpi_f08" else [])]
+    subprocess.run([f"mpif90.{lib}", *flags, "-o", str(exe), str(ROOT / "tests" / "profile" / "pcontrol.f90")],
+                   check=True)
+    lib_so = bindir(lib).parent / "lib" / "libmpimb-prof.so"
+    env = {**os.environ, "LD_PRELOAD": str(lib_so), "MPIMB_PROF_TRACE": str(tmp_path / "app.json"),
+           "MPIMB_PROF_OUT": "none"}
+    p = subprocess.run([*launcher(lib, 2), str(exe)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env=env, check=False)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "app.json").read_text())
+    assert len(doc["otherData"]["stretches"]) == 2
+    assert [e["name"] for e in events(doc, "X")] == ["MPI_Barrier"] * 3 * 2
 
 
 def test_thread_tracks(tmp_path: Path) -> None:

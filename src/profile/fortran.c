@@ -145,3 +145,18 @@ MBP_CALLS(MBP_MPICH_F08)
 #define MBP_PMPIR(what, post) pmpir_##what##post
 MBP_F_LIFE(mpi_, MBP_PMPIR, _f08_)
 #endif
+
+/* MPI_PCONTROL, which starts and stops the trace (wrap.c's MPI_Pcontrol):
+ * Open MPI's bindings (mpif.h and `use mpi`: mpi_pcontrol_; mpi_f08:
+ * mpi_pcontrol_f08_) and MPICH's mpi_f08 call PMPI_Pcontrol past the C
+ * symbol, so the Fortran symbol hands its level to the C wrapper (MPICH's
+ * `use mpi` calls MPI_Pcontrol itself).  The standard's MPI_PCONTROL has
+ * no error argument. */
+#if defined(OPEN_MPI)
+MBP_API void mpi_pcontrol_(MPI_Fint *level);
+void mpi_pcontrol_(MPI_Fint *level) { MPI_Pcontrol((int)*level); }
+#endif
+#if defined(OPEN_MPI) || defined(MPICH_VERSION)
+MBP_API void mpi_pcontrol_f08_(MPI_Fint *level);
+void mpi_pcontrol_f08_(MPI_Fint *level) { MPI_Pcontrol((int)*level); }
+#endif
