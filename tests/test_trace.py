@@ -230,20 +230,26 @@ def test_a_full_buffer_counts_its_drops(tmp_path: Path) -> None:
     assert f"{2 * (4 * ITERS - 5)} events dropped" in r.stderr
 
 
+def traced_app(lib: str, compile_: list[str], src: str, n: int, tmp_path: Path) -> dict[str, Any]:
+    """tests/profile/<src> built by the compile command, run on n ranks under the profiler's trace mode
+    (MPIMB_PROF_TRACE, no profile): the trace."""
+    exe = tmp_path / "app"
+    subprocess.run([*compile_, "-o", str(exe), str(ROOT / "tests" / "profile" / src)], check=True)
+    lib_so = bindir(lib).parent / "lib" / "libmpimb-prof.so"
+    env = {**os.environ, "LD_PRELOAD": str(lib_so), "MPIMB_PROF_TRACE": str(tmp_path / "app.json"),
+           "MPIMB_PROF_OUT": "none"}
+    p = subprocess.run([*launcher(lib, n), str(exe)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env=env, check=False)
+    assert p.returncode == 0, p.stderr
+    return json.loads((tmp_path / "app.json").read_text())
+
+
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])
 def test_pcontrol_chooses_the_stretches(lib: str, tmp_path: Path) -> None:
     """An application (tests/profile/pcontrol.c) under MPIMB_PROF_TRACE: recorded from MPI_Init
     until MPI_Pcontrol(0), then only between MPI_Pcontrol(1) and (0); wildcard receives counted."""
     need_profiler(lib)
-    exe = tmp_path / "pcontrol"
-    subprocess.run([f"mpicc.{lib}", "-O1", "-o", str(exe), str(ROOT / "tests" / "profile" / "pcontrol.c")], check=True)
-    lib_so = bindir(lib).parent / "lib" / "libmpimb-prof.so"
-    env = {**os.environ, "LD_PRELOAD": str(lib_so), "MPIMB_PROF_TRACE": str(tmp_path / "app.json"),
-           "MPIMB_PROF_OUT": "none"}
-    p = subprocess.run([*launcher(lib, 3), str(exe)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                       env=env, check=False)
-    assert p.returncode == 0, p.stderr
-    doc = json.loads((tmp_path / "app.json").read_text())
+    doc = traced_app(lib, [f"mpicc.{lib}", "-O1"], "pcontrol.c", 3, tmp_path)
     o = doc["otherData"]
     assert o["run_id"] is None and len(o["stretches"]) == 2 and all(s["test"] is None for s in o["stretches"])
     calls = defaultdict(int)
@@ -270,17 +276,8 @@ def test_fortran_pcontrol_chooses_the_stretches(lib: str, binding: str, tmp_path
     need_profiler(lib)
     if not shutil.which(f"mpif90.{lib}"):
         pytest.skip(f"mpif90.{lib} not installed")
-    exe = tmp_path / "pcontrol"
-    flags = ["-O1", "-cpp", *(["-DF08"] if binding == "mpi_f08" else [])]
-    subprocess.run([f"mpif90.{lib}", *flags, "-o", str(exe), str(ROOT / "tests" / "profile" / "pcontrol.f90")],
-                   check=True)
-    lib_so = bindir(lib).parent / "lib" / "libmpimb-prof.so"
-    env = {**os.environ, "LD_PRELOAD": str(lib_so), "MPIMB_PROF_TRACE": str(tmp_path / "app.json"),
-           "MPIMB_PROF_OUT": "none"}
-    p = subprocess.run([*launcher(lib, 2), str(exe)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                       env=env, check=False)
-    assert p.returncode == 0, p.stderr
-    doc = json.loads((tmp_path / "app.json").read_text())
+    compile_ = [f"mpif90.{lib}", "-O1", "-cpp", *(["-DF08"] if binding == "mpi_f08" else [])]
+    doc = traced_app(lib, compile_, "pcontrol.f90", 2, tmp_path)
     assert len(doc["otherData"]["stretches"]) == 2
     assert [e["name"] for e in events(doc, "X")] == ["MPI_Barrier"] * 3 * 2
 
