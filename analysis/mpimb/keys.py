@@ -15,7 +15,6 @@ names the files.  Nothing is ever averaged across runs."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -106,21 +105,25 @@ def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tupl
     return df.drop(index=gone.index), warns
 
 
-def _by_value(params: pd.Series, f: Callable[[str], Any], numeric: bool = False) -> pd.Series:
-    """f(value) for every row of params (NaN as ''), computed once per distinct value; numeric: as numbers
-    (pd.to_numeric, NaN where not one).  Distinct values by factorize, rows by take: Series.map and
-    to_numeric would do per-row work on a str column (10^6 rows in compare)."""
-    p = params.fillna("").astype(str)
-    codes, uniq = pd.factorize(p)
-    vals = pd.Series([f(str(u)) for u in uniq])
+def _distinct(params: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """params (NaN as '') as codes into its distinct values: per-value work, then one take per result
+    (Series.map and to_numeric would do per-row work on a str column: 10^6 rows in compare)."""
+    codes, uniq = pd.factorize(params.fillna("").astype(str))
+    return codes, [str(u) for u in uniq]
+
+
+def _spread(values: list[Any], codes: np.ndarray, index: pd.Index, numeric: bool = False) -> pd.Series:
+    """values (one per distinct value) back onto the rows; numeric: as numbers (NaN where not one)."""
+    vals = pd.Series(values)
     if numeric:
         vals = pd.to_numeric(vals, errors="coerce")
-    return vals.take(codes).set_axis(p.index)
+    return vals.take(codes).set_axis(index)
 
 
 def _per_value(params: pd.Series, f: Any) -> pd.Series:
     """f(parsed params) for every row, computed once per distinct params value."""
-    return _by_value(params, lambda u: f(schema.parse_params(u)))
+    codes, uniq = _distinct(params)
+    return _spread([f(schema.parse_params(u)) for u in uniq], codes, params.index)
 
 
 def param_values(params: pd.Series, key: str) -> pd.Series:
@@ -158,19 +161,11 @@ def split_measured(df: pd.DataFrame) -> pd.DataFrame:
     keys = schema.measured_params()
     if df.empty or "params" not in df:
         return df.assign(**{k: np.nan for k in keys})
-    parsed: dict[str, dict[str, str]] = {}
-
-    def pairs(u: str) -> dict[str, str]:
-        if u not in parsed:
-            parsed[u] = {} if schema.params_problem(u) else schema.parse_params(u)
-        return parsed[u]
-
-    def value_of(k: str) -> Callable[[str], str]:
-        return lambda u: pairs(u).get(k, "")
-
-    cols = {k: _by_value(df["params"], value_of(k), numeric=True) for k in keys}
-    kept = _by_value(df["params"], lambda u: ";".join(f"{k}={v}" for k, v in pairs(u).items() if k not in keys)
-                     if pairs(u) else u)
+    codes, uniq = _distinct(df["params"])
+    parsed = [{} if schema.params_problem(u) else schema.parse_params(u) for u in uniq]
+    cols = {k: _spread([d.get(k, "") for d in parsed], codes, df.index, numeric=True) for k in keys}
+    kept = _spread([";".join(f"{k}={v}" for k, v in d.items() if k not in keys) if d else u
+                    for u, d in zip(uniq, parsed)], codes, df.index)
     return df.assign(params=kept, **cols)
 
 

@@ -37,6 +37,7 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len);
  * time it changes (then renamed onto PATH), and a run's CSV, JSON and --raw
  * file until it starts measuring (term.c, mb_outputs_land). */
 #define MB_ASIDE ".tmp"
+#define MB_TERM_ASIDE ".term" /* the metadata a SIGTERM leaves, before its rename (term.c) */
 char *mb_aside_path(const char *path); /* PATH.tmp (malloc'd) */
 void mb_costs_rss(struct mb_run *run);        /* peak RSS into mb_costs; collective */
 

@@ -251,7 +251,7 @@ static const char *distinct_outputs(const struct mb_opts *o)
     snprintf(paths[0], sizeof paths[0], "%.*s", PATH_MAX, o->output);
     mb_meta_path(o->output, paths[1], PATH_MAX);
     snprintf(paths[2], sizeof paths[2], "%.*s" MB_ASIDE, PATH_MAX, paths[1]);
-    snprintf(paths[3], sizeof paths[3], "%.*s.term", PATH_MAX, paths[1]);
+    snprintf(paths[3], sizeof paths[3], "%.*s" MB_TERM_ASIDE, PATH_MAX, paths[1]);
     snprintf(paths[4], sizeof paths[4], "%.*s" MB_ASIDE, PATH_MAX, paths[0]);
     snprintf(paths[5], sizeof paths[5], "%.*s", PATH_MAX, rounds);
     snprintf(raw_aside, sizeof raw_aside, "%.*s" MB_ASIDE, PATH_MAX, o->raw);

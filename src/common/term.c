@@ -142,7 +142,7 @@ void mb_term_install(struct mb_run *run)
 {
     if (run->rank == 0 && run->json_path) {
         snprintf(final_path, sizeof final_path, "%s", run->json_path);
-        snprintf(tmp_path, sizeof tmp_path, "%s.term", run->json_path);
+        snprintf(tmp_path, sizeof tmp_path, "%s" MB_TERM_ASIDE, run->json_path);
         snprintf(row_tmp_path, sizeof row_tmp_path, "%s" MB_ASIDE, run->json_path);
     }
     struct sigaction sa;
