@@ -205,6 +205,28 @@ $(PROF_LIB): $(PROF_OBJ) | check-mpicc
 ./libmpimb-prof.so: $(PROF_LIB) FORCE
 	@cmp -s $< $@ || cp $< $@
 
+# SMPI: every simulated rank is a privatized copy of the program (smpirun
+# dlopens one per rank), so nothing can be preloaded; --trace runs a second
+# build of each program with the profiler linked in, build/smpi/trace/PROGRAM
+# (scripts/simulate picks it; the plain build never contains the profiler).
+# The profiler and its own copy of src/common are one object whose hidden
+# symbols are made local, so they share no state with the program's harness;
+# -Bsymbolic-functions binds the program's MPI_* calls to the profiler's
+# wrappers rather than to libsimgrid's.
+ifeq ($(MPI),smpi)
+all: $(PROGRAMS:%=$(BUILD)/trace/%)
+$(BUILD)/trace/prof.o: $(filter-out %/fortran.o,$(PROF_OBJ))
+	@mkdir -p $(@D)
+	$(LD) -r -o $@.tmp $^ && objcopy --localize-hidden $@.tmp $@ && rm -f $@.tmp
+define traced_rule
+$$(BUILD)/trace/$(1): $$($(1)_OBJ) $$(COMMON_OBJ) $$(BUILD)/trace/prof.o | check-mpicc
+	@mkdir -p $$(@D)
+	$$(LINK) -Wl,-Bsymbolic-functions -o $$@ $$^ $$(LIBS)
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call traced_rule,$(p))))
+$(BUILD)/trace/threads: NEEDED_LDLIBS += -lbz2
+endif
+
 # C unit tests: plain programs linked with the harness (MPI only where needed).
 $(BUILD)/tests/%: tests/unit/%.c $(COMMON_OBJ) | check-mpicc
 	@mkdir -p $(@D)

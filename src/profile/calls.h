@@ -197,6 +197,12 @@
       RMA2(origin_count, origin_datatype, result_count, result_datatype, target_rank, win))
 
 /* one-sided: communication, synchronisation, windows */
+/* SimGrid 3.32's compare_addr is not const (smpi.h) */
+#ifdef MB_SIMULATED
+#define MBP_CAS_COMPARE BUF
+#else
+#define MBP_CAS_COMPARE CBUF
+#endif
 #define MBP_CALLS_RMA(X)                                                                                             \
     MBP_RMA_PUT(X, Put, RMA, , (WIN, win))                                                                           \
     MBP_RMA_PUT(X, Rput, RMA, , (WIN, win), (REQP, request))                                                         \
@@ -217,7 +223,7 @@
        (OP, op), (WIN, win)),                                                                                        \
       RMA(1, datatype, target_rank, win))                                                                            \
     X(Compare_and_swap, RMA, B,                                                                                      \
-      ((CBUF, origin_addr), (CBUF, compare_addr), (BUF, result_addr), (DT, datatype), (INT, target_rank),            \
+      ((CBUF, origin_addr), (MBP_CAS_COMPARE, compare_addr), (BUF, result_addr), (DT, datatype), (INT, target_rank), \
        (AINT, target_disp), (WIN, win)),                                                                             \
       RMA(1, datatype, target_rank, win))                                                                            \
     X(Win_fence, RMASYNC, N, ((INT, assert), (WIN, win)), NONE())                                                    \

@@ -202,7 +202,8 @@ static void verdict(MPI_Comm dup, const char *problem)
         fflush(stderr);
         /* MPICH's launcher may tear the job down before it forwards this rank's last output (seen once in
          * a full test run: the abort, no message): give the line a moment to travel */
-        nanosleep(&(struct timespec){0, 300000000}, NULL);
+        struct timespec moment = {0, 300000000}; /* (a variable: smpicc's nanosleep is a macro) */
+        nanosleep(&moment, NULL);
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     sleep(60); /* the reporting rank aborts the job meanwhile */
