@@ -230,10 +230,16 @@ def cmd_model(a: argparse.Namespace) -> int:
         if v is not None and not (v > 0 and v < float("inf")):
             sys.stderr.write(f"{PROG}: --{name} must be a positive number, got '{v}'\n")
             return 2
-    runs, _, warns = load(a.paths)
+    if not a.paths and not a.trace:
+        sys.stderr.write(f"{PROG}: model needs result files (PATH ...) or --trace TRACE\n")
+        return 2
+    from .timeline import read as read_trace
+
+    traces = [read_trace(Path(t)) for t in a.trace or []]
+    runs, _, warns = load(a.paths) if a.paths else ([], [], [])
     df, dup = prepared(runs)
     _warn(warns + dup)
-    sys.stdout.write(run_model(df, a.stat, a.format, a.alpha, a.bandwidth))
+    sys.stdout.write(run_model(df, a.stat, a.format, a.alpha, a.bandwidth, traces))
     return 0
 
 
@@ -352,12 +358,14 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(fn=cmd_compare)
 
     m = sub.add_parser("model", help="fit Hockney alpha/beta from pingpong; measured/predicted halo and collectives")
-    m.add_argument("paths", nargs="+", metavar="PATH")
+    m.add_argument("paths", nargs="*", metavar="PATH")
     m.add_argument("--format", choices=["text", "markdown", "latex", "html", "csv"], default="text")
     m.add_argument("--stat", **stat)  # type: ignore[arg-type]
     m.add_argument("--alpha", type=float, metavar="US", help="latency α in µs (with --bandwidth: use these "
                    "instead of, or besides, a pingpong fit)")
     m.add_argument("--bandwidth", type=float, metavar="MB/S", help="bandwidth 1/β in 10^6 B/s")
+    m.add_argument("--trace", action="append", metavar="TRACE", help="a trace of halocompare exchanges "
+                   "(halocompare --trace): their steps, predicted and measured (repeatable)")
     m.set_defaults(fn=cmd_model)
 
     pr = sub.add_parser("profile", help="an application's MPI profile (libmpimb-prof.so) and, with pingpong/"

@@ -9,11 +9,13 @@ from typing import Any, Callable, cast
 
 import pandas as pd
 
+from . import halo_steps
 from .bcast_model import bcast_tables
 from .hockney import fit_name, fits, pick
 from .keys import LAYOUT, MACHINE, with_variant
 from .load import InputError
 from .render import Table, fmt, fmt_bytes
+from .timeline import Trace
 
 
 # A fit is made per pingpong configuration: every key column but the size.
@@ -36,8 +38,42 @@ COLL: dict[str, tuple[str, Callable[[float, float, float, float], float]]] = {
 }
 
 
+def grid(p: int) -> tuple[int, int]:
+    """MPI_Dims_create(p, 2): the most nearly square rows x cols, rows >= cols (halocompare's 2-D grid)."""
+    cols = max(c for c in range(1, math.isqrt(p) + 1) if p % c == 0)
+    return p // cols, cols
+
+
+def steps_table(traces: list[Trace], df: pd.DataFrame, fitted: pd.DataFrame) -> Table:
+    """Predicted steps (halo_steps' rules), steps measured in each traced exchange, and the time the fit
+    predicts for them: steps x (α + nβ)."""
+    rows = []
+    for t in traces:
+        rows_, cols = grid(t.ranks)
+        run = df[df["run_id"] == t.meta.get("run_id")] if "run_id" in df else df.iloc[:0]
+        first = run.iloc[0] if len(run) else None
+        f = pick(fitted, str(first["label"]) if first is not None else "",
+                 float(first["nnodes"]) if first is not None else 1.0,
+                 str(first["library"]) if first is not None else "") if not fitted.empty else None
+        for m in halo_steps.measured(t):
+            pred = halo_steps.steps(rows_, cols, m.neighbors, m.periodic, m.method) \
+                if m.method in halo_steps.METHODS else None
+            rows.append([f"{m.neighbors}-nbr {'periodic' if m.periodic else 'non-periodic'} {m.method}",
+                         f"{rows_}x{cols}", fmt_bytes(m.bytes), str(pred) if pred is not None else "-",
+                         f"{m.steps:.2f}", fmt(m.makespan_us), fmt(m.transfer_us),
+                         fmt(pred * (f.alpha + f.beta * m.bytes) * 1e6) if pred is not None and f else "-"])
+    return Table("Halo exchange steps (Why six steps?): predicted and measured in the trace",
+                 ["stencil method", "grid", "bytes/nbr", "predicted steps", "measured steps", "makespan [µs]",
+                  "one transfer [µs]", "predicted [µs] (fit)"], rows,
+                 notes=["Predicted: sends in a fixed order, a receiver takes one message at a time, a blocking "
+                        "send completes when its receiver takes it, nonblocking ones all posted at once "
+                        "(docs/halo-timelines.md). Measured: one exchange's makespan in the trace over one "
+                        "transfer time (its shortest blocking send). Predicted time: steps x (α + nβ) of the "
+                        "pingpong fit ('-' without one)."])
+
+
 def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None = None,
-              bandwidth_mbps: float | None = None) -> str:
+              bandwidth_mbps: float | None = None, traces: list[Trace] | None = None) -> str:
     df, _ = with_variant(df)  # df: keys.prepared's frame (repeated runs resolved)
     fitted = fits(df, stat)
     if alpha_us is not None and bandwidth_mbps is not None:
@@ -45,6 +81,8 @@ def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None 
                                "variant": "", "nprocs": -1, "alpha": alpha_us * 1e-6,
                                "beta": 1 / (bandwidth_mbps * 1e6), "err": math.nan, "sizes": "", "n": 0}])
         fitted = given if fitted.empty else pd.concat([fitted, given], ignore_index=True)
+    if fitted.empty and traces:
+        return steps_table(traces, df, fitted).render(out_fmt)
     if fitted.empty:
         raise InputError("no pingpong 'latency' rows over two or more message sizes in the input: the model "
                          "fits α and β from them (pass pingpong results too, or give --alpha and --bandwidth)")
@@ -110,4 +148,6 @@ def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None 
         tables[-1].notes.append(f"FAILED: {int(nfail.sum())} halo/collective result(s) failed verification and are "
                                 "left out of the model.")
     tables += bcast_tables(df, fitted, col)
+    if traces:
+        tables.append(steps_table(traces, df, fitted))
     return "\n".join(t.render(out_fmt) for t in tables)
