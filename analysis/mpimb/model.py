@@ -65,11 +65,11 @@ def steps_table(traces: list[Trace], df: pd.DataFrame, fitted: pd.DataFrame) -> 
     return Table("Halo exchange steps (Why six steps?): predicted and measured in the trace",
                  ["stencil method", "grid", "bytes/nbr", "predicted steps", "measured steps", "makespan [µs]",
                   "one transfer [µs]", "predicted [µs] (fit)"], rows,
-                 notes=["Predicted: sends in a fixed order, a receiver takes one message at a time, a blocking "
+                 notes=[("Predicted: sends in a fixed order, a receiver takes one message at a time, a blocking "
                         "send completes when its receiver takes it, nonblocking ones all posted at once "
                         "(docs/halo-timelines.md). Measured: one exchange's makespan in the trace over one "
                         "transfer time (its shortest blocking send). Predicted time: steps x (α + nβ) of the "
-                        "pingpong fit ('-' without one)."])
+                        "pingpong fit ('-' without one).")])
 
 
 def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None = None,

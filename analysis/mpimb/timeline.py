@@ -128,11 +128,14 @@ def timeline_plot(t: Trace, ranks: tuple[int, int] | None = None, span: tuple[fl
     ax.set_yticks(range(lo, hi))
     ax.set_yticklabels([f"rank {r}" for r in range(lo, hi)], fontsize=7 if hi - lo > 16 else 9)
     ax.ticklabel_format(axis="x", style="plain", useOffset=False)
-    ax.set_xlabel("time [µs] since the first call (clocks aligned to rank 0's)")
+    ax.set_xlabel("simulated time [µs] since the first call" if t.meta.get("simulated") is True
+                  else "time [µs] since the first call (clocks aligned to rank 0's)")
     tests = ", ".join(str(st["test"]["key"]) for st in t.meta.get("stretches") or []
                       if isinstance(st, dict) and isinstance(st.get("test"), dict) and "key" in st["test"])
     window = f" — ranks {lo}–{hi - 1} of {t.ranks} shown" if hi - lo < t.ranks else ""
     window += f" — {fmt(span[0])} to {fmt(span[1])} µs" if span else ""
+    if t.meta.get("simulated") is True:
+        window += f" — simulated (SMPI, platform {t.meta.get('platform') or '?'})"
     ax.set_title(f"Timeline{': ' + tests if tests else ''}{window}\n{len(m)} messages (arrows: send → receive "
                  f"completion), clock error {fmt(float(t.meta.get('clock', {}).get('residual_error_s', 0)) * 1e6)} µs, "
                  f"{int(t.meta.get('dropped_events', 0))} events dropped")

@@ -408,6 +408,12 @@ static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, d
     fprintf(f, ", \"clock\": {\"aligned_to\": \"rank 0\", \"algorithm\": \"HCA3 tree (src/common/sync.c)\", "
                "\"residual_error_s\": %.9g, \"check_resolution_s\": %.9g, \"ticks\": \"%s\"}",
             clock_error, clock_res, mbp_clock_name());
+#ifdef MB_SIMULATED /* scripts/simulate names the platform */
+    fputs(", \"simulated\": true, \"platform\": ", f);
+    getenv("MPIMB_PLATFORM") ? mb_json_str(f, getenv("MPIMB_PLATFORM")) : (void)fputs("null", f);
+#else
+    fputs(", \"simulated\": false", f);
+#endif
     fprintf(f, ", \"stretches\": [");
     for (int s = 0; s < T.nstretch; s++) {
         /* the programs' name is a JSON object (tracing.c); anything else an application passed, a string */
