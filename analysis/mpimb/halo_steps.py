@@ -11,6 +11,7 @@ edge colouring: that many always suffice)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,7 +106,7 @@ def transfer_us(t: Trace) -> float:
 def measured(t: Trace, one_us: float | None = None) -> list[Measured]:
     """Per stretch of the trace: the makespan of one exchange (its calls, first start to last end, over the
     ranks; divided by the stretch's iterations: with several, the ranks' waits between them count too) and the transfer time (transfer_us, or one_us when given)."""
-    one = one_us if one_us is not None else transfer_us(t)
+    one = one_us if one_us is not None and math.isfinite(one_us) else transfer_us(t)
     out = []
     stretches = [st for st in t.meta.get("stretches") or [] if isinstance(st, dict) and "begin_us" in st]
     # a stretch's end is rank 0's: its calls are those from its begin to the next stretch's
@@ -127,5 +128,5 @@ def measured(t: Trace, one_us: float | None = None) -> list[Measured]:
         raise InputError(f"{t.path}: no traced halocompare exchange in the trace (halocompare --trace ...)")
     if not np.isfinite(one) or one <= 0:
         raise InputError(f"{t.path}: no blocking send in the trace to take one transfer time from (trace an "
-                         "irecv-send exchange too, or give pingpong results for the fit)")
+                         "irecv-send exchange too, or give pingpong results or --alpha and --bandwidth)")
     return out

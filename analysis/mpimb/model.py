@@ -48,6 +48,9 @@ def steps_table(traces: list[Trace], df: pd.DataFrame, fitted: pd.DataFrame) -> 
     """Predicted steps (halo_steps' rules), steps measured in each traced exchange, and the time the fit
     predicts for them: steps x (α + nβ)."""
     rows = []
+    # one transfer: the trace's shortest blocking send, else the shortest of the other traces given (an
+    # irecv-isend trace has none), else the fit's α + nβ at the exchange's size
+    shortest = min((x for x in map(halo_steps.transfer_us, traces) if math.isfinite(x)), default=math.nan)
     for t in traces:
         rows_, cols = grid(t.ranks)
         run = df[df["run_id"] == t.meta.get("run_id")] if "run_id" in df else df.iloc[:0]
@@ -55,7 +58,13 @@ def steps_table(traces: list[Trace], df: pd.DataFrame, fitted: pd.DataFrame) -> 
         f = pick(fitted, str(first["label"]) if first is not None else "",
                  float(first["nnodes"]) if first is not None else 1.0,
                  str(first["library"]) if first is not None else "") if not fitted.empty else None
-        for m in halo_steps.measured(t):
+        one = halo_steps.transfer_us(t)
+        one = one if math.isfinite(one) else shortest
+        if not math.isfinite(one) and f is not None:
+            sizes = {int(st["test"]["bytes"]) for st in t.meta.get("stretches") or []
+                     if isinstance(st, dict) and isinstance(st.get("test"), dict) and "bytes" in st["test"]}
+            one = (f.alpha + f.beta * sizes.pop()) * 1e6 if len(sizes) == 1 else math.nan
+        for m in halo_steps.measured(t, one):
             pred = halo_steps.steps(rows_, cols, m.neighbors, m.periodic, m.method) \
                 if m.method in halo_steps.METHODS else None
             rows.append([f"{m.neighbors}-nbr {'periodic' if m.periodic else 'non-periodic'} {m.method}",
@@ -68,8 +77,8 @@ def steps_table(traces: list[Trace], df: pd.DataFrame, fitted: pd.DataFrame) -> 
                  notes=[("Predicted: sends in a fixed order, a receiver takes one message at a time, a blocking "
                         "send completes when its receiver takes it, nonblocking ones all posted at once "
                         "(docs/halo-timelines.md). Measured: one exchange's makespan in the trace over one "
-                        "transfer time (its shortest blocking send). Predicted time: steps x (α + nβ) of the "
-                        "pingpong fit ('-' without one).")])
+                        "transfer time (the trace's shortest blocking send, else the other traces', else "
+                        "α + nβ). Predicted time: steps x (α + nβ) of the pingpong fit ('-' without one).")])
 
 
 def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None = None,

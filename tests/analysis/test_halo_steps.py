@@ -54,9 +54,10 @@ def test_bad_arguments() -> None:
 
 
 def _trace(tmp: Path, sends: list[tuple[int, float, float]], method: str = "irecv-send") -> Path:
-    """A trace of one halocompare stretch: each (rank, start µs, duration µs) a blocking MPI_Send."""
-    ev = [{"ph": "X", "name": "MPI_Send", "cat": "p2p", "pid": r, "tid": 0, "ts": ts, "dur": d}
-          for r, ts, d in sends]
+    """A trace of one halocompare stretch: each (rank, start µs, duration µs) a blocking MPI_Send (irecv-send)
+    or an MPI_Waitall (irecv-isend)."""
+    name = "MPI_Send" if method == "irecv-send" else "MPI_Waitall"
+    ev = [{"ph": "X", "name": name, "cat": "p2p", "pid": r, "tid": 0, "ts": ts, "dur": d} for r, ts, d in sends]
     key = f"halo/{method}/world/4-nbr/non-periodic/1024"
     meta = {"format": "mpimb-trace", "version": 1, "ranks": 4, "messages": 0, "dropped_events": 0,
             "stretches": [{"begin_us": 0.0, "end_us": 1.0, "test": {"key": key, "program": "halocompare",
@@ -88,6 +89,14 @@ def test_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     row = next(line.split() for line in r.out.splitlines() if line.startswith("4-nbr non-periodic irecv-send"))
     assert row[3:7] == ["2x2", "1K", "2", "4.00"]  # the 2x2 grid of 4 ranks: 2 steps predicted, 4 measured
     assert cli("model", capsys=capsys).rc == 2
+    # a trace without a blocking send (irecv-isend): one transfer from the other trace given, else from α + nβ
+    (tmp_path / "isend").mkdir()
+    isend = _trace(tmp_path / "isend", [(0, 0, 0.0), (1, 0, 0.0), (2, 0, 40.0)], "irecv-isend")
+    both = cli("model", "--trace", str(path), "--trace", str(isend), capsys=capsys)
+    assert next(w.split() for w in both.out.splitlines() if "irecv-isend" in w)[5:7] == ["2", "4.00"]
+    assert cli("model", "--trace", str(isend), capsys=capsys).rc == 1
+    fit = cli("model", "--trace", str(isend), "--alpha", "2", "--bandwidth", "128", capsys=capsys)  # 2 + 8 µs
+    assert next(w.split() for w in fit.out.splitlines() if w.startswith("4-nbr"))[5:7] == ["2", "4.00"]
     path.write_text("{not json")
     bad = cli("model", "--trace", str(path), capsys=capsys)
     assert bad.rc == 1 and "not a readable mpimb trace" in bad.err
