@@ -9,15 +9,13 @@ Simulated time is exact: these are correctness checks, never timed tests."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from mpimb import halo_steps, timeline
+from mpimb import cli, halo_steps, timeline
 
 SIMULATE = ROOT / "scripts" / "simulate"
 PLATFORM = "fat-tree"
@@ -71,14 +69,12 @@ def test_measured_steps_equal_the_model(traced: tuple[Path, Path]) -> None:
     assert halo_steps.steps(ROWS, COLS, 4, False, "irecv-isend") == 4
 
 
-def test_model_and_timeline_commands(traced: tuple[Path, Path], tmp_path: Path) -> None:
+def test_model_and_timeline_commands(traced: tuple[Path, Path], tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
     csv, trace = traced
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "analysis")}
-    p = subprocess.run([sys.executable, "-m", "mpimb", "model", str(csv), "--trace", str(trace), "--alpha", "0.58",
-                        "--bandwidth", "12500"], check=False, capture_output=True, text=True, timeout=120, env=env)
-    assert p.returncode == 0, p.stderr
+    assert cli.main(["model", str(csv), "--trace", str(trace), "--alpha", "0.58", "--bandwidth", "12500"]) == 0
     # the table is wide: its first block has the steps, a second one (the same rows) the fit's time
-    steps = p.stdout.split("Halo exchange steps (Why six steps?)")[1]
+    steps = capsys.readouterr().out.split("Halo exchange steps (Why six steps?)")[1]
     lines = [line.split() for line in steps.splitlines() if line.startswith("4-nbr non-periodic irecv-")]
     assert [w[2:3] + w[5:7] for w in lines[:2]] == [["irecv-send", "6", "5.97"], ["irecv-isend", "4", "3.95"]]
     # steps x (α + nβ): 6 and 4 times 0.58 µs + 128 KiB at 12.5 GB/s
