@@ -4,7 +4,10 @@
  * then: before MPI_Init each rank re-executes itself with libmpimb-prof.so in
  * LD_PRELOAD (found beside the program, in ../lib, or MPIMB_PROF_LIB), so a
  * run without --trace never has it in its address space (the JSON's
- * trace.profiler says which library was loaded, or null).
+ * trace.profiler says which library was loaded, or null).  Under SMPI every
+ * rank is a privatized copy of the program in one process: the profiler is
+ * linked into a second build instead (build/smpi/trace/, which
+ * scripts/simulate runs for --trace), and nothing is re-executed.
  *
  * PATTERN is words joined by '/', each of which must be one of the test's:
  * its test, method and comm columns, "N-nbr", "periodic" / "non-periodic",
