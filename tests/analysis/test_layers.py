@@ -48,6 +48,7 @@ LAYERS: dict[str, str] = {
     "model": "reports",
     "profile": "reports",
     "timeline": "reports",  # a trace's timeline and send distribution (libmpimb-prof.so's trace mode)
+    "halo_steps": "reports",  # the steps of one halo exchange (docs/halo-timelines.md)
     "tune": "reports",  # the library's tuning file from collectives --algorithms results
     "cli": "cli",
     "__main__": "cli",
