@@ -311,6 +311,19 @@ static const struct launcher {
 };
 #endif
 
+/* Whether a launcher started this process: one of theirs gave it a job size.
+ * Without one it is a singleton whatever MPI_Init would say. */
+static int launched(void)
+{
+#ifdef MB_SIMULATED
+    return 1; /* smpirun: every rank must go through MPI_Init and leave by MPI_Finalize */
+#else
+    for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
+        if (getenv(launchers[i].size_var)) return 1;
+    return 0;
+#endif
+}
+
 /* A process alone in MPI_COMM_WORLD while its launcher started several:
  * the launcher is another MPI library's (or speaks a PMI this one does
  * not), so every process would run alone and write a 1-process result.
@@ -351,6 +364,14 @@ static int wrong_launcher(const struct mb_run *run, char *msg, size_t len, int *
 #endif
 }
 
+/* --help (1), --version (2), --list (3) */
+static void answer(const struct mb_program *prog, int action)
+{
+    if (action == 1) mb_print_help(prog);
+    if (action == 2) printf("%s (mpimb) %s\nbuilt for %s (%s)\n", prog->name, mb_suite_version, mb_built_with_name, mb_built_with);
+    if (action == 3 && prog->list) prog->list();
+}
+
 struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
 {
     struct mb_run *run = calloc(1, sizeof *run);
@@ -363,6 +384,13 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     if (!err && !action) mb_trace_preload(given, &run->opts, trace_err, sizeof trace_err); /* --trace: execs */
     if (!err && trace_err[0]) err = trace_err;
     free(given);
+    if (!err) err = mb_fault_parse(getenv("MPIMB_FAULT"));
+    if ((err || action) && !launched()) { /* a process alone: its one line needs no MPI (nor its seconds) */
+        if (err) fprintf(stderr, "%s: %s\n", prog->name, err);
+        else answer(prog, action);
+        fflush(NULL);
+        exit(err ? 2 : 0);
+    }
     run->thread_level_req = prog->thread_level_var ? *prog->thread_level_var : prog->thread_level;
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
@@ -378,14 +406,9 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
         if (speak) fprintf(stderr, "%s\n", msg);
         finalize_exit(2);
     }
-    if (!err) err = mb_fault_parse(getenv("MPIMB_FAULT"));
     if (err) mb_usage_error(run, "%s", err);
     if (action) {
-        if (run->rank == 0) {
-            if (action == 1) mb_print_help(prog);
-            if (action == 2) printf("%s (mpimb) %s\nbuilt for %s (%s)\n", prog->name, mb_suite_version, mb_built_with_name, mb_built_with);
-            if (action == 3 && prog->list) prog->list();
-        }
+        if (run->rank == 0) answer(prog, action);
         finalize_exit(0);
     }
     mb_nodes_init(run->world, &run->nodes);
