@@ -103,7 +103,11 @@ LIBS    = $(NEEDED_LDLIBS) $(LDLIBS)
 
 PROGRAMS := $(sort $(filter-out common profile,$(notdir $(wildcard src/*))))
 COMMON_SRC := $(wildcard src/common/*.c)
-COMMON_OBJ := $(COMMON_SRC:src/%.c=$(BUILD)/obj/%.o)
+# The harness is compiled once per build, position-independent with hidden
+# symbols, for the programs and the profiler alike ($(BUILD)/pic, below):
+# hidden symbols are bound inside the executable as -fPIE binds them, and a
+# second copy would only double a fifth of every build's compile time.
+COMMON_OBJ := $(COMMON_SRC:src/%.c=$(BUILD)/pic/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -148,8 +152,8 @@ $(BUILD)/bin/threads: NEEDED_LDLIBS += -lbz2  # master-worker compresses with li
 FORCE:
 
 # The build info goes into meta.o alone, which is rebuilt when it changes.
-$(BUILD)/obj/common/meta.o: NEEDED_CPPFLAGS += $(BUILDINFO)
-$(BUILD)/obj/common/meta.o: $(BUILD)/buildinfo
+$(BUILD)/pic/common/meta.o: NEEDED_CPPFLAGS += $(BUILDINFO)
+$(BUILD)/pic/common/meta.o: $(BUILD)/buildinfo
 $(BUILD)/buildinfo: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(subst ','\'',$(BUILDINFO))' | cmp -s - $@ || printf '%s\n' '$(subst ','\'',$(BUILDINFO))' > $@
@@ -191,8 +195,6 @@ endif
 $(BUILD)/pic/%.o: src/%.c $(BUILD)/compiler | check-mpicc
 	@mkdir -p $(@D)
 	$(COMPILE) -fPIC -fvisibility=hidden -I$(BUILD)/pic/profile -MMD -MP -c -o $@ $<
-$(BUILD)/pic/common/meta.o: NEEDED_CPPFLAGS += $(BUILDINFO)
-$(BUILD)/pic/common/meta.o: $(BUILD)/buildinfo
 # Fortran symbols are lower case: their names come from the call table.
 $(BUILD)/pic/profile/fortran.o: $(BUILD)/pic/profile/lcnames.h
 $(BUILD)/pic/profile/lcnames.h: src/profile/calls.h src/profile/lcnames.in | check-mpicc
