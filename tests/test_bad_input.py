@@ -4,10 +4,12 @@ collectives' own)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import check_bad_input
+from conftest import ONCE, bindir, check_bad_input
 
 CASES = [
     (["--count", "-5"], "--count must be a positive integer, got '-5'"),
@@ -86,8 +88,32 @@ def test_bad_input_every_rank_exits_2(tmp_path: Path, lib: str, program: str, ar
 @pytest.mark.parametrize("program,args,message", LAUNCHED,
                          ids=["count", "methods", "output", "stencil-of-dims", "collectives-comms"])
 def test_bad_input_openmpi_alone(tmp_path: Path, program: str, args: list[str], message: str) -> None:
-    """The Open MPI binary alone (a singleton: orted started and stopped) refuses as MPICH's does."""
+    """The Open MPI binary alone (no launcher: MPI is never started) refuses as MPICH's does."""
     check_bad_input(program, args, message, tmp_path, libs=("openmpi",), out=False)
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["--count", "0"], 2), (["--list"], 0), (["--version"], 0),
+    # the control: a run that measures starts MPI, which this environment breaks
+    (["--tests", "halo", "--methods", "irecv-isend", "--comms", "world", *ONCE, "-o", "h.csv"], 1),
+], ids=["bad", "list", "version", "control"])
+def test_no_launcher_no_mpi(tmp_path: Path, args: list[str], code: int) -> None:
+    """A process no launcher started answers bad input, --list and --version without MPI_Init (run.c,
+    launched; docs/architecture.md, "Exit codes"): with an Open MPI whose MPI_Init cannot succeed (a
+    point-to-point component that does not exist), they still give their answer and exit code."""
+    exe = bindir("openmpi") / "halocompare"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_COMM_WORLD", "PMI_", "SLURM_"))}
+    p = subprocess.run([str(exe), *args], cwd=tmp_path, env={**env, "OMPI_MCA_pml": "nosuch"}, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert p.returncode == code, p.stderr
+    if code == 2:
+        assert p.stderr.splitlines() == ["halocompare: --count must be a positive integer, got '0'"]
+    elif code == 0:
+        assert p.stderr == "" and p.stdout.startswith(("tests: halo", "halocompare (mpimb)")), p.stdout
+    else:
+        assert "component was not found" in p.stderr, p.stderr  # MPI_Init was reached, and failed
 
 
 @pytest.mark.parametrize("program", ["pingpong", "collectives"])
