@@ -94,3 +94,20 @@ def test_the_plain_build_has_no_profiler() -> None:
 
     assert "mbp_trace_builtin" in symbols(traced_exe)
     assert "mbp_trace_builtin" not in symbols(plain)
+
+
+def test_the_plain_build_refuses_trace(tmp_path: Path) -> None:
+    """--trace given to the plain SMPI build (smpirun by hand, not scripts/simulate): one line, exit 2, no files."""
+    plain = ROOT / "build/smpi/bin/halocompare"
+    if not plain.exists():
+        pytest.skip("make MPI=smpi has not run")
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node-0\nnode-1\n")  # platforms/two-node.xml's hosts
+    p = subprocess.run(["smpirun", "-quiet", "-platform", str(ROOT / "platforms" / "two-node.xml"), "-hostfile",
+                        str(hosts), "-np", "2", "--log=root.thresh:error", str(plain), "--trace", "halo", "-o", "x.csv"],
+                       check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    line = ("halocompare: --trace in simulation needs the program built with the profiler: "
+            "run it with scripts/simulate (it runs build/smpi/trace/PROGRAM)")
+    assert p.stderr.splitlines() == [line], p.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["hosts"]
