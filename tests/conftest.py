@@ -4,7 +4,9 @@ the CSV + JSON it wrote."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import itertools
 import json
 import os
@@ -208,6 +210,18 @@ def text_table(stdout: str, title: str) -> list[list[str]]:
 # matrices run the MPICH binary alone, and tests/test_bad_input.py keeps cases launched on 2 ranks per
 # library ("one line from rank 0, exit 2 on every rank") and the Open MPI binary alone.  A check that
 # needs the job (the number of ranks) is launched.
+def report(*args: str | Path) -> str:
+    """mpimb-report run in this process, its stdout (its start-up, pandas and matplotlib imported, is most
+    of a short call's time, and each worker pays it once); any exit but 0 fails the test."""
+    from mpimb.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    assert rc == 0, err.getvalue()[-3000:]
+    return out.getvalue()
+
+
 OVERSUBSCRIBED = "mpimb: warning: oversubscribed"  # the harness's note when ranks exceed cores
 
 

@@ -13,9 +13,7 @@ The runs: Open MPI, 2 ranks, --quick with 6 repetitions (enough for verdicts), a
 
 from __future__ import annotations
 
-import contextlib
 import html
-import io
 import re
 import shutil
 import textwrap
@@ -24,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Run, run_mpi
+from conftest import ROOT, Run, report, run_mpi
 
 REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 SIX = ("--quick", "--reps", "6", "--max-reps", "6")
@@ -210,17 +208,6 @@ class Outputs:
 
     def py_tables(self) -> list[TextTable]:
         return parse_tables(self.table)
-
-
-def report(*args: str) -> str:
-    """mpimb-report in this process (its start-up is most of a short call's time): its stdout."""
-    from mpimb.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(list(args))
-    assert rc == 0, err.getvalue()
-    return out.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, bindir, run_mpi
+from conftest import ROOT, bindir, report, run_mpi
 from slurm_cluster import SlurmCluster
 
 SWEEP = ROOT / "slurm" / "sweep"
-MPIMB_REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 LAYOUTS = ["4x1", "1x4", "2x2"]
 
 
@@ -95,13 +94,9 @@ def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> N
     collected = results / label / "collected"
     want_dirs = {"collectives-N{}-ppn{}".format(*x.split("x")) for x in LAYOUTS}
     assert {d.name for d in collected.iterdir()} == want_dirs
-    if not MPIMB_REPORT.exists():
-        pytest.skip("no .venv (make venv): the table needs mpimb-report")
     assert "Layouts: reduce / bcast / allreduce" in (results / label / "report.html").read_text()
     # the table as CSV (the text form wraps this 10-column table into blocks of 120 columns)
-    t = run([MPIMB_REPORT, "table", collected, "--format", "csv"], timeout=300)
-    assert t.returncode == 0, t.stderr
-    block = t.stdout.split("# Layouts: reduce / bcast / allreduce × nodes × ranks per node × root — layouts\n", 1)[1]
+    block = report("table", collected, "--format", "csv").split("# Layouts: reduce / bcast / allreduce × nodes × ranks per node × root — layouts\n", 1)[1]
     table = list(csv.reader(io.StringIO(block.split("\n#", 1)[0])))
     sets = ["MPICH 4.0.2 · library", "MPICH 4.0.2 · 2level", "MPICH 4.0.2 · 2level-shm"]
     # the layout groups, smallest first among equal rank counts: 4x1, 2x2, 1x4
@@ -112,7 +107,7 @@ def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> N
     assert list(rows) == want
     for name, cells in rows.items():
         assert len(cells) == 9 and all(re.fullmatch(r"[\d.]+", x) for x in cells), (name, cells)
-    text = run([MPIMB_REPORT, "table", collected], timeout=300).stdout
+    text = report("table", collected)
     assert "Layouts: reduce / bcast / allreduce" in text and "4x1 (nodes x ppn)" in text
     block = text
     assert "ran as" not in block  # MPI's layout is Slurm's
@@ -130,15 +125,7 @@ def test_layout_differs_from_mpis(tmp_path: Path) -> None:
     assert (meta["nnodes"], meta["ppn"]) == (1, 2)
     meta["slurm"] = {"job_id": "7", "config": "collectives-N2-ppn1", "nodes": 2, "ppn": 1}
     run.json_path.write_text(json.dumps(meta))
-    if not MPIMB_REPORT.exists():
-        pytest.skip("no .venv (make venv): the table needs mpimb-report")
-    t = run_report(tmp_path)
+    t = report("table", tmp_path)
     assert "2x1 (nodes x ppn)" in t and "1x2 (nodes x ppn)" not in t, t
     assert "2x1 ran as 1x2 shared-memory nodes" in t
     assert re.search(r"allreduce · - · 8 +[\d.]+ +[\d.]+ +[\d.]+\n", t), t
-
-
-def run_report(d: Path) -> str:
-    p = run([MPIMB_REPORT, "table", d], timeout=300)
-    assert p.returncode == 0, p.stderr
-    return p.stdout

@@ -8,9 +8,11 @@ MPIMB_PROGRAMS=(halocompare pingpong collectives rma threads)
 # Where the programs, results and mpimb-report are: in the checkout, the
 # repository root, ROOT/results and ROOT/.venv; in a copy make install wrote,
 # what it recorded in lib/installed.sh (PREFIX/bin, ./results).  The scripts
-# that source this file set root first.
+# that source this file set root first.  MPIMB_REPORT_EXE, not MPIMB_REPORT:
+# that one is the user's (the programs' findings step reads it, none to skip
+# it), and a sweep's jobs inherit the environment, so it must reach them as set.
 # shellcheck disable=SC2034,SC2154 # used by the scripts that source this file; root is theirs
-MPIMB_BINDIR=$root MPIMB_RESULTS=$root/results MPIMB_REPORT=$root/.venv/bin/mpimb-report MPIMB_SLURM=slurm
+MPIMB_BINDIR=$root MPIMB_RESULTS=$root/results MPIMB_REPORT_EXE=$root/.venv/bin/mpimb-report MPIMB_SLURM=slurm
 if [[ -f "$(dirname "${BASH_SOURCE[0]}")/installed.sh" ]]; then
     # shellcheck source=/dev/null
     . "$(dirname "${BASH_SOURCE[0]}")/installed.sh"
