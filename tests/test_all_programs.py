@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, bindir, launcher, run_mpi, sanitizer_env
+from conftest import ROOT, bindir, launcher, mpich_turn, run_mpi, sanitizer_env
 
 PROGRAMS = ("halocompare", "pingpong", "collectives", "rma", "threads")
 
@@ -73,8 +73,9 @@ def test_valgrind_clean(tmp_path: Path, program: str) -> None:
     supp = ROOT / "tests" / "valgrind-mpich.supp"
     vg = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=no", f"--suppressions={supp}"]
     cmd = [*launcher("mpich", 2), *vg, str(exe), "-o", str(tmp_path / "v.csv"), *tiny_args(exe, "8:8")]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False,
-                       env={**sanitizer_env("mpich"), "PATH": "/usr/bin:/bin"})
+    with mpich_turn("mpich", 2):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False,
+                           env={**sanitizer_env("mpich"), "PATH": "/usr/bin:/bin"})
     assert p.returncode == 0, p.stderr[-3000:]  # 99 would be a valgrind error
 
 
