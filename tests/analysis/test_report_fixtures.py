@@ -121,13 +121,15 @@ def test_table_stat_min_differs_from_median(capsys: pytest.CaptureFixture[str]) 
 
 def test_plot_every_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "plots"
-    r = cli("plot", A, str(FIXTURES / "clusterB" / "pingpong-clusterB-np4.csv"), "-o", str(out), capsys=capsys)
+    # a second label beside clusterA's: fixtures/equal, one figure (clusterB's pingpong drew nine)
+    r = cli("plot", A, str(FIXTURES / "equal" / "halocompare-equal-np4.csv"), "-o", str(out), capsys=capsys)
     assert r.rc == 0, r.err
     names = {p.name for p in out.iterdir()}
     for want in ("clusterA-pingpong-np4-latency", "clusterA-halocompare-np16-halo-periodic-16000",
                  "clusterA-pingpong-np4-allpairs-latency-8-heatmap", "clusterA-rma-np2-put-latency-ratio",
                  "clusterA-threads-overhead-latency-levels", "clusterA-collectives-np16-library",
-                 "clusterA-collectives-np16-bcast", "clusterA-halocompare-halo-scaling", "clusterB-pingpong-np4-bw"):
+                 "clusterA-collectives-np16-bcast", "clusterA-halocompare-halo-scaling",
+                 "equal-halocompare-np4-halo-non-periodic-16000"):
         assert f"{want}.png" in names and f"{want}.svg" in names, want
     png = (out / "clusterA-pingpong-np4-latency.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
