@@ -290,7 +290,10 @@ deps:
 $(VENV)/.stamp: analysis/pyproject.toml analysis/setup.py VERSION
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e './analysis[dev]'
+	$(PY) -m pip install -q --no-compile -e './analysis[dev]'
+	@# byte-code of what the tools import, on every core (pip compiles one file at a time, the
+	@# dependencies' own test suites included: a third of the files)
+	$(PY) -m compileall -q -j 0 -x 'site-packages/(.*/)?tests?/' $(VENV)/lib >/dev/null
 	@touch $@
 venv: $(VENV)/.stamp
 

@@ -89,12 +89,14 @@ def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> N
              "--args", args, "--wait", "--", "--quick", "--verify"], env=env, timeout=1200)
     assert p.returncode == 0, p.stdout + p.stderr + cluster.logs()
     assert "3 of 3 job(s) completed, 0 failed" in p.stdout
-    c = run([ROOT / "slurm" / "collect", "--results", results, label], env=cluster.env, timeout=600)
+    # collect gathers (its report and plots are test_slurm.py's); the report of the gathered results here
+    c = run([ROOT / "slurm" / "collect", "--results", results, label, "--no-report"], env=cluster.env, timeout=600)
     assert c.returncode == 0, c.stdout + c.stderr
     collected = results / label / "collected"
     want_dirs = {"collectives-N{}-ppn{}".format(*x.split("x")) for x in LAYOUTS}
     assert {d.name for d in collected.iterdir()} == want_dirs
-    assert "Layouts: reduce / bcast / allreduce" in (results / label / "report.html").read_text()
+    report("report", collected, "-o", tmp_path / "report.html")
+    assert "Layouts: reduce / bcast / allreduce" in (tmp_path / "report.html").read_text()
     # the table as CSV (the text form wraps this 10-column table into blocks of 120 columns)
     block = report("table", collected, "--format", "csv").split("# Layouts: reduce / bcast / allreduce × nodes × ranks per node × root — layouts\n", 1)[1]
     table = list(csv.reader(io.StringIO(block.split("\n#", 1)[0])))
