@@ -229,13 +229,6 @@ def text_table(stdout: str, title: str) -> list[list[str]]:
     return out
 
 
-# ------------------------------------------------------------------ bad input
-# Every program parses its command line before MPI_Init, on every rank, with the same argv, and reports
-# a bad option right after MPI_Init: the binary alone (argv only, no launcher: a singleton MPI_Init, 0.05 s
-# with MPICH, 0.4 s with Open MPI's orted) refuses it as every rank of a job does.  So the bad-input
-# matrices run the MPICH binary alone, and tests/test_bad_input.py keeps cases launched on 2 ranks per
-# library ("one line from rank 0, exit 2 on every rank") and the Open MPI binary alone.  A check that
-# needs the job (the number of ranks) is launched.
 def report(*args: str | Path) -> str:
     """mpimb-report run in this process, its stdout (its start-up, pandas and matplotlib imported, is most
     of a short call's time, and each worker pays it once); any exit but 0 fails the test."""
@@ -248,6 +241,13 @@ def report(*args: str | Path) -> str:
     return out.getvalue()
 
 
+# ------------------------------------------------------------------ bad input
+# Every program parses its command line before MPI_Init, on every rank, with the same argv, and reports
+# a bad option right after MPI_Init: the binary alone (argv only, no launcher: a singleton MPI_Init, 0.05 s
+# with MPICH, 0.4 s with Open MPI's orted) refuses it as every rank of a job does.  So the bad-input
+# matrices run the MPICH binary alone, and tests/test_bad_input.py keeps cases launched on 2 ranks per
+# library ("one line from rank 0, exit 2 on every rank") and the Open MPI binary alone.  A check that
+# needs the job (the number of ranks) is launched.
 OVERSUBSCRIBED = "mpimb: warning: oversubscribed"  # the harness's note when ranks exceed cores
 
 

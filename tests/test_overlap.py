@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import check_schema
+from conftest import check_schema, report
 from mpimb import load, schema
 from test_simulate import needs_smpi, sim_run
 
@@ -116,17 +116,10 @@ def synthetic(tmp: Path, reps: int) -> Path:
     return csv
 
 
-def report(*args: str, capsys: pytest.CaptureFixture[str]) -> str:
-    from mpimb.cli import main
-
-    assert main(list(args)) == 0
-    return capsys.readouterr().out
-
-
 @pytest.mark.parametrize("reps", [15, 3])
-def test_overlap_table_and_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str], reps: int) -> None:
+def test_overlap_table_and_finding(tmp_path: Path, reps: int) -> None:
     csv = synthetic(tmp_path, reps)
-    found = report("findings", str(csv), capsys=capsys)
+    found = report("findings", str(csv))
     if reps >= schema.MIN_REPS_FOR_CI:
         assert ("irecv-isend hides the most, 100 % of its exchange hidden — outside the noise" in found
                 and "irecv-send the least, 0 % of its exchange hidden — nothing hidden beyond the noise" in found)
@@ -134,7 +127,7 @@ def test_overlap_table_and_finding(tmp_path: Path, capsys: pytest.CaptureFixture
         assert "100 % of its exchange hidden, not judged (3 repetitions)" in found
         assert "hides the most" not in found and "no method is judged to hide more than another" in found
     assert "computation 2× each method's time" in found
-    table = report("table", str(csv), capsys=capsys)
+    table = report("table", str(csv))
     block = table[table.index("halocompare: overlap"):]
     lines = [ln for ln in block.splitlines() if "· irecv-" in ln]
     assert [ln.split()[-1] for ln in lines] == ["100.0", "0"] and all(ln.startswith("world") for ln in lines)
