@@ -76,6 +76,7 @@ def plotter() -> Iterator[Executor | None]:
         yield None
         return
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    pool.submit(int)  # forks now: the executor starts its process at the first task, not when it is made
     try:
         yield pool
     finally:
@@ -101,6 +102,15 @@ def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str
     return dict(zip(keys, names))
 
 
+def _coded(s: pd.Series) -> pd.Series:
+    """A text key column as categories in sorted order (numbers as they are): every later grouping, join
+    and selection of 10^6 rows then works on small integer codes, and sorts as the text would."""
+    if pd.api.types.is_numeric_dtype(s):
+        return s
+    codes, uniq = pd.factorize(s, sort=True)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=uniq), index=s.index, name=s.name)
+
+
 def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     """One row per (machine, key): the time for stat, the CI of the median, n/a and FAILED flags, the
     bytes one process sends and the source.  Keys are unique per machine (resolve_duplicates)."""
@@ -110,7 +120,7 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
     t = d["time_min_s"] if stat == "min" else d["time_median_s"]
     codes, found = pd.factorize(d["machine"])
     machines = pd.Categorical.from_codes(codes, categories=found)  # in set order
-    return pd.DataFrame({"set": machines, **{k: d[k] for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
+    return pd.DataFrame({"set": machines, **{k: _coded(d[k]) for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
                          "hi": d["time_ci_hi_s"], "na": d["na"], "failed": d["failed"], "sent": d["sent_bytes"],
                          "source": crosssystem.sources(d), "sync": d["sync"], "reps": d["reps"],
                          "over": d["oversubscribed"].astype(bool)})
