@@ -300,12 +300,14 @@ $(VENV)/.stamp: analysis/pyproject.toml analysis/setup.py VERSION
 venv: $(VENV)/.stamp
 
 # make run: the main job — halocompare on 4 processes (fewer where the
-# machine has fewer cores; RUN_NP=N to choose), table on stdout,
+# machine has fewer cores; RUN_NP=N to choose; RUN_ARGS="..." adds
+# halocompare options, e.g. RUN_ARGS="--quick"), table on stdout,
 # CSV + JSON under results/, then the HTML report of that run.
 RUN_NP ?=
+RUN_ARGS ?=
 run: deps
 	@$(MAKE) --no-print-directory all venv
-	scripts/run-main $(RUN_NP)
+	RUN_ARGS='$(RUN_ARGS)' scripts/run-main $(RUN_NP)
 
 # make test: every build variant, then the whole suite (pytest; its 30
 # slowest tests are listed at the end).  The virtual environment (pip, one

@@ -13,6 +13,7 @@ default Open MPI one) serves every test that needs a clone."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -358,3 +359,31 @@ def test_two_libraries_two_builds_and_install_says_which(clone: Clone, tmp_path:
     assert " -c -o " not in p.stdout
     assert libmpi(src / "halocompare") == "openmpi"
     assert digest(src / "build" / "openmpi" / "bin") == openmpi
+
+
+# ------------------------------------------------------------------ make run's job (last: it adds .venv to the clone)
+def test_make_run_job(clone: Clone) -> None:
+    """What `make run` runs once it has built (scripts/run-main), the README's first command: the launcher of
+    the root binaries' library (Open MPI's here) with one rank per core, halocompare with RUN_ARGS added,
+    the CSV and JSON under results/ as the README names them, the findings (the environment's default, not
+    the tests' MPIMB_REPORT=none) and the report of that run, said once."""
+    src = clone.path
+    (src / ".venv").symlink_to(ROOT / ".venv")  # what `make run` builds before run-main
+    env = {k: v for k, v in os.environ.items() if k not in ("MPIMB_REPORT", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    env["RUN_ARGS"] = "--quick --comms world --methods irecv-isend"
+    p = subprocess.run(["scripts/run-main", "2"], cwd=src, capture_output=True, text=True, timeout=300, env=env,
+                       check=False)
+    assert p.returncode == 0, p.stderr[-3000:]
+    said = [line for line in p.stderr.splitlines() if line.startswith("+ ")]
+    m = re.fullmatch(r"\+ mpiexec -q --allow-run-as-root --bind-to core -n 2 ./halocompare -o "
+                     r"(results/halocompare-[A-Za-z0-9._-]+-np2-\d{8}T\d{6}Z\.csv) "
+                     r"--quick --comms world --methods irecv-isend", said[0] if said else "")
+    assert m and len(said) == 1, p.stderr[-3000:]
+    out = src / m.group(1)
+    rows = list(csv.DictReader(out.open()))
+    assert rows and {(r["method"], r["comm"], r["nprocs"]) for r in rows if r["test"] == "halo"} == {
+        ("irecv-isend", "world", "2")}, rows[:2]
+    assert json.loads(out.with_suffix(".json").read_text())["nprocs"] == 2
+    assert "\nFindings" in p.stdout
+    assert (p.stdout + p.stderr).count("report: results/report.html") == 1
+    assert "halo" in (src / "results" / "report.html").read_text()
