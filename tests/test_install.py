@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, launcher
+from conftest import ROOT, launcher, mpich_turn
 
 VERSION = (ROOT / "VERSION").read_text().splitlines()[0]
 PROGRAMS = ("collectives", "halocompare", "pingpong", "rma", "threads")
@@ -363,27 +363,37 @@ def test_two_libraries_two_builds_and_install_says_which(clone: Clone, tmp_path:
 
 # ------------------------------------------------------------------ make run's job (last: it adds .venv to the clone)
 def test_make_run_job(clone: Clone) -> None:
-    """What `make run` runs once it has built (scripts/run-main), the README's first command: the launcher of
-    the root binaries' library (Open MPI's here) with one rank per core, halocompare with RUN_ARGS added,
-    the CSV and JSON under results/ as the README names them, the findings (the environment's default, not
-    the tests' MPIMB_REPORT=none) and the report of that run, said once."""
+    """What `make run` runs once it has built (scripts/run-main), the README's first command, with the root
+    binaries of each library in turn: that library's launcher with one rank per core, halocompare with
+    RUN_ARGS added, the CSV and JSON under results/ as the README names them, the findings (the environment's
+    default, not the tests' MPIMB_REPORT=none) and the report of that run, said once."""
     src = clone.path
     (src / ".venv").symlink_to(ROOT / ".venv")  # what `make run` builds before run-main
     env = {k: v for k, v in os.environ.items() if k not in ("MPIMB_REPORT", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     env["RUN_ARGS"] = "--quick --comms world --methods irecv-isend"
-    p = subprocess.run(["scripts/run-main", "2"], cwd=src, capture_output=True, text=True, timeout=300, env=env,
-                       check=False)
-    assert p.returncode == 0, p.stderr[-3000:]
-    said = [line for line in p.stderr.splitlines() if line.startswith("+ ")]
-    m = re.fullmatch(r"\+ mpiexec -q --allow-run-as-root --bind-to core -n 2 ./halocompare -o "
-                     r"(results/halocompare-[A-Za-z0-9._-]+-np2-\d{8}T\d{6}Z\.csv) "
-                     r"--quick --comms world --methods irecv-isend", said[0] if said else "")
-    assert m and len(said) == 1, p.stderr[-3000:]
-    out = src / m.group(1)
-    rows = list(csv.DictReader(out.open()))
-    assert rows and {(r["method"], r["comm"], r["nprocs"]) for r in rows if r["test"] == "halo"} == {
-        ("irecv-isend", "world", "2")}, rows[:2]
-    assert json.loads(out.with_suffix(".json").read_text())["nprocs"] == 2
-    assert "\nFindings" in p.stdout
-    assert (p.stdout + p.stderr).count("report: results/report.html") == 1
-    assert "halo" in (src / "results" / "report.html").read_text()
+    root = "--allow-run-as-root " if os.geteuid() == 0 else ""
+    launch = {"openmpi": f"mpiexec -q {root}--bind-to core -n 2", "mpich": "mpiexec.mpich -bind-to core -n 2"}
+    try:
+        for lib in ("openmpi", "mpich"):  # the clone's root binaries are the default (Open MPI) build's
+            if lib == "mpich":
+                make(["-j2", "MPI=mpich"], src)
+            with mpich_turn(lib, 2):
+                p = subprocess.run(["scripts/run-main", "2"], cwd=src, capture_output=True, text=True, timeout=300,
+                                   env=env, check=False)
+            assert p.returncode == 0, p.stderr[-3000:]
+            said = [line for line in p.stderr.splitlines() if line.startswith("+ ")]
+            m = re.fullmatch(rf"\+ {re.escape(launch[lib])} ./halocompare -o "
+                             r"(results/halocompare-[A-Za-z0-9._-]+-np2-\d{8}T\d{6}Z\.csv) "
+                             r"--quick --comms world --methods irecv-isend", said[0] if said else "")
+            assert m and len(said) == 1, p.stderr[-3000:]
+            out = src / m.group(1)
+            rows = list(csv.DictReader(out.open()))
+            assert rows and {(r["method"], r["comm"], r["nprocs"]) for r in rows if r["test"] == "halo"} == {
+                ("irecv-isend", "world", "2")}, rows[:2]
+            meta = json.loads(out.with_suffix(".json").read_text())
+            assert (meta["nprocs"], meta["mpi"]["built_with"]) == (2, lib)
+            assert "\nFindings" in p.stdout
+            assert (p.stdout + p.stderr).count("report: results/report.html") == 1
+            assert meta["run_id"] in (src / "results" / "report.html").read_text()  # the report of this run
+    finally:
+        make(["-j2"], src)  # the root binaries back to the default build's
