@@ -9,6 +9,7 @@ Whatever the instant of the kill:
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -17,6 +18,7 @@ import random
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,33 +37,41 @@ def require(ok: bool, what: str) -> None:
         raise Disagree(what)
 
 
-def start(lib: str, exe: Path, out: Path, raw: Path, errfile: Path, env: dict[str, str],
-          victim: int) -> tuple[subprocess.Popen[bytes], int | None, float]:
-    """The job on 2 ranks writing out and raw, its victim rank's PID once it runs, and a 120 s deadline."""
-    with open(errfile, "w") as err:
-        p = subprocess.Popen([*launcher(lib, 2), str(exe), "-o", str(out), "--raw", str(raw), *ARGS],
-                             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env, cwd=out.parent)
-    deadline = time.time() + 120
-    pid = None
-    while p.poll() is None and pid is None and time.time() < deadline:
-        pid = rank_pid(p.pid, victim)
-    return p, pid, deadline
+class Job:
+    """A 2-rank job being killed: the launcher's process, the victim rank's PID, the deadline, and whether it
+    hung after the kill (set when `killed` ends)."""
+
+    def __init__(self, p: subprocess.Popen[bytes], pid: int | None, deadline: float) -> None:
+        self.p, self.pid, self.deadline, self.hung = p, pid, deadline, False
 
 
-def kill_and_wait(p: subprocess.Popen[bytes], pid: int | None) -> bool:
-    """SIGKILL rank `pid` of job p if it still runs, then wait for the job to end: True if it hung (then it is
-    killed whole)."""
-    try:
-        if pid is not None and p.poll() is None:
-            os.kill(pid, signal.SIGKILL)
-        p.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        pass
-    hung = p.poll() is None
-    if hung:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-    return hung
+@contextlib.contextmanager
+def killed(lib: str, exe: Path, out: Path, raw: Path, errfile: Path, env: dict[str, str], victim: int) -> Iterator[Job]:
+    """The job on 2 ranks writing out and raw, with its victim rank's PID once it runs and a 120 s deadline;
+    on leaving, SIGKILL of that rank if the job still runs, then the wait for the job to end (job.hung: it
+    did not, and was killed whole).  MPICH jobs hold the MPICH turn throughout: two busy-polling MPICH jobs
+    at once on 2 cores made each 10x slower."""
+    with mpich_turn(lib, 2):
+        with open(errfile, "w") as err:
+            p = subprocess.Popen([*launcher(lib, 2), str(exe), "-o", str(out), "--raw", str(raw), *ARGS],
+                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env,
+                                 cwd=out.parent)
+        job = Job(p, None, time.time() + 120)
+        while p.poll() is None and job.pid is None and time.time() < job.deadline:
+            job.pid = rank_pid(p.pid, victim)
+        try:
+            yield job
+        finally:
+            try:
+                if job.pid is not None and p.poll() is None:
+                    os.kill(job.pid, signal.SIGKILL)
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                pass
+            job.hung = p.poll() is None
+            if job.hung:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
 
 
 def kill_after_row(lib: str, exe: Path, out: Path, raw: Path, errfile: Path, rows: int) -> None:
@@ -69,17 +79,13 @@ def kill_after_row(lib: str, exe: Path, out: Path, raw: Path, errfile: Path, row
     the row is in the CSV, its samples are not in the raw file yet); Disagree if the job never got there or hung."""
     env = {**os.environ, "MPIMB_REPORT": "none", "MPIMB_FAULT": "row-delay:3"}
     header = ",".join(COLUMNS)
-    with mpich_turn(lib, 2):  # two busy-polling MPICH jobs at once on 2 cores made each 10x slower
-        p, pid, deadline = start(lib, exe, out, raw, errfile, env, 0)
-        try:
-            while p.poll() is None and time.time() < deadline and not (
-                    whole_lines(out)[:1] == [header] and len(whole_lines(out)) > rows):
-                time.sleep(0.01)  # this run's header (out may hold an earlier run's file) and its rows
-            there = pid is not None and p.poll() is None
-        finally:
-            hung = kill_and_wait(p, pid)
+    with killed(lib, exe, out, raw, errfile, env, 0) as job:
+        while job.p.poll() is None and time.time() < job.deadline and not (
+                whole_lines(out)[:1] == [header] and len(whole_lines(out)) > rows):
+            time.sleep(0.01)  # this run's header (out may hold an earlier run's file) and its rows
+        there = job.pid is not None and job.p.poll() is None
     require(there, f"no row {rows} to kill after: {errfile.read_text()}")
-    require(not hung, "the job hung after rank 0 was killed")
+    require(not job.hung, "the job hung after rank 0 was killed")
 
 
 def progress(errfile: Path) -> int:
@@ -145,15 +151,11 @@ def kill_points(lib: str, exe: Path, workdir: Path, points: int, seed: str) -> l
         d.mkdir()
         out, raw, errfile = d / "k.csv", d / "k.raw.csv", d / "err"
         after, pause, victim = rnd.randint(1, 10), rnd.uniform(0, 0.05), rnd.randint(0, 1)
-        with mpich_turn(lib, 2):
-            p, pid, deadline = start(lib, exe, out, raw, errfile, env, victim)
-            try:
-                while p.poll() is None and progress(errfile) < after and time.time() < deadline:
-                    time.sleep(0.005)
-                time.sleep(pause)
-            finally:
-                hung = kill_and_wait(p, pid)
-        if hung:
+        with killed(lib, exe, out, raw, errfile, env, victim) as job:
+            while job.p.poll() is None and progress(errfile) < after and time.time() < job.deadline:
+                time.sleep(0.005)
+            time.sleep(pause)
+        if job.hung:
             raise Disagree(f"point {point}: the job hung after rank {victim} was killed")
         complete = bool(json.loads(out.with_suffix(".json").read_text())["complete"])
         try:
