@@ -23,7 +23,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPool
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ import pandas as pd
 from . import crosssystem, schema
 from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
 from .keys import KEYS, failed_banner, resolve_duplicates, split_measured, split_sync
-from .load import COLUMNS, Run, frame, groups, load, per_run_text, short_library
+from .load import COLUMNS, Run, frame, load, per_run_text, short_library
 from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
 from .plots import P2P, Spec, compare_specs, draw
 from .plotting import Plot, pyplot
@@ -100,6 +100,23 @@ def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str
     names = [f"{n} ({lib})" if names.count(n) > 1 else n for n, (_, _, lib) in zip(names, keys)]
     names = [f"{n} #{i + 1}" if names.count(n) > 1 else n for n, (i, _, _) in zip(names, keys)]
     return dict(zip(keys, names))
+
+
+def machines_frame(sets: list[tuple[str, list[Run]]], machines: dict[tuple[int, str, str], str]) -> pd.DataFrame:
+    """Every set's rows in one frame with their machine's name; the runs' own rows are released (compare
+    uses only their metadata after this), so that the memory of 10^6 rows is reused for the next frames."""
+    parts = []
+    for i, (_, runs) in enumerate(sets):
+        # (from the runs' shared frame: setting a column on each run's rows would cut them); --overlap's results
+        # out of params, so that one configuration of two machines meets
+        f = split_measured(frame(runs))
+        f.insert(len(COLUMNS), "machine", per_run_text(
+            [machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))] for r in runs],
+            [r.nrows for r in runs]))
+        parts.append(f)
+        for r in runs:
+            r.release()
+    return pd.concat(parts, ignore_index=True)
 
 
 def _coded(s: pd.Series) -> pd.Series:
@@ -222,19 +239,23 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
     bandwidth tests, else µs), then per other machine the time ratio to A and its interval."""
     out: list[Table] = []
     A = names[0]
-    for (prog, test), g in groups(w, ["program", "test"]):
-        g = g.copy()
-        n_all = len(g)
+    # every row's place in the shown order (FAILED, significant and largest differences first): each table
+    # then takes its rows alone from the 10^6 of w
+    score = np.zeros(len(w))
+    for n in names[1:]:
+        lr = np.abs(np.log(w[f"ratio@{n}"].to_numpy(float)))
+        score = np.fmax(score, np.where(w[f"sig@{n}"].to_numpy(bool), lr + 100, np.nan_to_num(lr)))
+    failed = np.zeros(len(w), dtype=bool)
+    for n in names:
+        failed |= w[f"failed@{n}"].to_numpy(object) == True
+    score = np.where(failed, np.inf, score)  # FAILED rows are always shown
+    at = cast(dict[tuple[str, str], np.ndarray], w.groupby(["program", "test"], observed=True).indices)
+    for prog, test in sorted(at):
+        pos = at[(prog, test)]
+        n_all = len(pos)
         if n_all > max_rows:
-            score = np.zeros(len(g))
-            for n in names[1:]:
-                lr = np.abs(np.log(g[f"ratio@{n}"].to_numpy(float)))
-                score = np.fmax(score, np.where(g[f"sig@{n}"].to_numpy(bool), lr + 100, np.nan_to_num(lr)))
-            failed = np.zeros(len(g), dtype=bool)
-            for n in names:
-                failed |= g[f"failed@{n}"].to_numpy(object) == True
-            score = np.where(failed, np.inf, score)  # FAILED rows are always shown
-            g = g.iloc[np.argsort(-score, kind="stable")[:max_rows]]
+            pos = pos[np.argsort(-score[pos], kind="stable")[:max_rows]]
+        g = w.iloc[pos]
         unit = str(g["unit"].dropna().iloc[0]) if g["unit"].notna().any() else "µs"
         header = ["configuration", "bytes", *[f"{n} [{unit}]" for n in names]]
         grp: list[tuple[str, int]] = [("", 2), (f"{'time' if unit == 'µs' else 'rate'} per machine", len(names))]
@@ -411,16 +432,7 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     while the tables are built."""
     machines = machine_names(sets)
     names = list(machines.values())
-    parts = []
-    for i, (_, runs) in enumerate(sets):
-        # (from the runs' shared frame: setting a column on each run's rows would cut them); --overlap's results
-        # out of params, so that one configuration of two machines meets
-        f = split_measured(frame(runs))
-        f.insert(len(COLUMNS), "machine", per_run_text(
-            [machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))] for r in runs],
-            [r.nrows for r in runs]))
-        parts.append(f)
-    df, dup = resolve_duplicates(pd.concat(parts, ignore_index=True), ["machine"])
+    df, dup = resolve_duplicates(machines_frame(sets, machines), ["machine"])
     df = split_sync(df)  # machines that started repetitions differently still meet (marked §)
     warns = warns + dup
     pf = plot_frame(aggregate(df, stat))

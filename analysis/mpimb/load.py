@@ -63,13 +63,18 @@ class Run:
     @property
     def rows(self) -> pd.DataFrame:
         if self._rows is None:
-            assert self.shared is not None
+            assert self.shared is not None, "rows of a released run"
             self._rows = self.shared.iloc[self.span[0]:self.span[1]].reset_index(drop=True)
         return self._rows
 
     @rows.setter
     def rows(self, df: pd.DataFrame) -> None:
         self._rows = df
+
+    def release(self) -> None:
+        """Forgets the rows, keeps the metadata: for a command that has put the rows into a frame of its own,
+        so that their memory is reused by what it builds next instead of fresh pages (bench/report/README.md)."""
+        self._rows = self.shared = None
 
     @property
     def cut(self) -> bool:
@@ -236,7 +241,7 @@ def _bad_numbers(raw: pd.Series, integer: bool) -> pd.Series:
     return bad
 
 
-def _read_fast(data: bytes, threads: bool = True) -> pd.DataFrame | None:
+def _read_fast(data: bytes | np.ndarray, threads: bool = True) -> pd.DataFrame | None:
     """Well-formed files: every numeric column parses as float64 (pyarrow when installed, multi-threaded
     unless threads is False).  None when anything is off; the careful path then finds and reports it."""
     numeric = {c: "float64" for c in INT_COLS + FLOAT_COLS}
@@ -255,7 +260,7 @@ def _read_fast(data: bytes, threads: bool = True) -> pd.DataFrame | None:
         except (pa.ArrowException, ValueError, OSError):  # not well-formed
             return None
     try:
-        return pd.read_csv(io.BytesIO(data), dtype={**{c: "string" for c in STR_COLS}, **numeric},
+        return pd.read_csv(io.BytesIO(data if isinstance(data, bytes) else data.tobytes()), dtype={**{c: "string" for c in STR_COLS}, **numeric},
                            keep_default_na=False, na_values={c: [""] for c in numeric}, engine="c")
     except (ValueError, pd.errors.ParserError, MemoryError):
         return None
@@ -622,13 +627,79 @@ def _published_without_source(df: pd.DataFrame, p: _Problems, metas: list[dict[s
            f"{p.paths[p.fidx[i]].with_suffix('.json').name} does not say \"source\": \"published\"")
 
 
-def _header_version(data: bytes) -> int | None:
-    """The schema version of a file the batch reader can take: a header of exactly one version's columns
-    (any order, nothing around them) and every line ended by a newline."""
-    nl = data.find(b"\n")
-    if nl < 0 or not data.endswith(b"\n"):
-        return None
-    return _exact_header(data[:nl])
+NL = ord("\n")
+_COUNT_CHUNK = 1 << 20
+_HEAD = 1 << 16  # a header line longer than this is no schema's
+
+
+class _Texts:
+    """Every file's text in one array, each file's header line left out but the first's, so that files of
+    one header read one after the other already are the joined text the batch parser takes (no copy).  The
+    array is numpy's, which asks the kernel for huge pages: the bytes of `read_bytes` take a page fault per
+    4 KiB, a second of system time for 10^6 rows on a virtual machine (bench/report/README.md)."""
+
+    def __init__(self, files: list[Path]) -> None:
+        sizes = []
+        for path in files:
+            try:
+                sizes.append(path.stat().st_size)
+            except OSError:
+                sizes.append(0)
+        self.buf = np.empty(sum(sizes), np.uint8)
+        self._end = 0  # where the next body goes
+        # per file: (header line with its newline, body start, body end); None: unreadable or no header line
+        self.spans: list[tuple[bytes, int, int] | None] = [self._read(path, size) for path, size in
+                                                          zip(files, sizes)]
+
+    def _read(self, path: Path, size: int) -> tuple[bytes, int, int] | None:
+        """Up to the size the file had when listed (a run still writing may have grown since)."""
+        at = self._end
+        try:
+            with open(path, "rb", buffering=0) as f:
+                head = os.pread(f.fileno(), min(size, _HEAD), 0)
+                nl = head.find(b"\n")
+                if nl < 0:
+                    return None
+                header = head[:nl + 1]
+                view = self.buf.data
+                if at == 0:  # the first text keeps its header line
+                    view[:len(header)] = header
+                    at = len(header)
+                start, stop = at, at + size - len(header)
+                f.seek(len(header))
+                while at < stop and (n := f.readinto(view[at:stop])):
+                    at += n
+        except OSError:
+            return None
+        self._end = at
+        return header, start, at
+
+    def version(self, f: int) -> int | None:
+        """The schema version of a file the batch reader can take: a header of exactly one version's columns
+        (any order, nothing around them) and every line ended by a newline."""
+        span = self.spans[f]
+        if span is None or (span[2] > span[1] and self.buf[span[2] - 1] != NL):
+            return None
+        return _exact_header(span[0][:-1])
+
+    def lines(self, f: int) -> int:
+        """The file's lines, its header's included (counted a chunk at a time: small temporaries)."""
+        span = self.spans[f]
+        if span is None:
+            return 0
+        body = self.buf[span[1]:span[2]]
+        return 1 + sum(int(np.count_nonzero(body[i:i + _COUNT_CHUNK] == NL)) for i in range(0, len(body),
+                                                                                             _COUNT_CHUNK))
+
+    def joined(self, files: list[int]) -> np.ndarray:
+        """The text of files of one header as one: the first's header line, then every body in order (a
+        view where they lie so in the array already)."""
+        spans = [s for s in (self.spans[f] for f in files) if s is not None]
+        header, start = spans[0][0], spans[0][1] - len(spans[0][0])
+        if start >= 0 and all(a[2] == b[1] for a, b in zip(spans, spans[1:])) and \
+                self.buf[start:spans[0][1]].tobytes() == header:
+            return self.buf[start:spans[-1][2]]
+        return np.concatenate([np.frombuffer(header, np.uint8), *(self.buf[a:b] for _, a, b in spans)])
 
 
 @cache
@@ -651,22 +722,19 @@ def _normalised(df: pd.DataFrame) -> pd.DataFrame:
     return df[COLUMNS]
 
 
-def _read_together(items: list[tuple[int, bytes, int]], threads: bool = True) -> tuple[
+def _read_together(texts: _Texts, items: list[tuple[int, int]], threads: bool = True) -> tuple[
         list[tuple[list[int], list[int], pd.DataFrame]], list[int]]:
-    """Well-formed files of one header (file index, text, its number of lines) parsed as one text:
+    """Well-formed files of one header (file index, its number of lines) parsed as one text:
     ([(file indices, rows of each, frame)], files to read alone).  A text that does not parse is halved
     until the files that spoil it stand alone."""
-    nl = items[0][1].index(b"\n")
-    counts = [n - 1 for _, _, n in items]
-    # (memoryview: the files' bodies are copied once, into the joined text)
-    df = _read_fast(b"".join([memoryview(items[0][1])[:nl + 1],
-                              *(memoryview(d)[d.index(b"\n") + 1:] for _, d, _ in items)]), threads)
+    counts = [n - 1 for _, n in items]
+    df = _read_fast(texts.joined([f for f, _ in items]), threads)
     if df is not None and len(df) == sum(counts):  # one line per row: the lines say which file a row is from
-        return [([f for f, _, _ in items], counts, _normalised(df))], []
+        return [([f for f, _ in items], counts, _normalised(df))], []
     if len(items) == 1:
         return [], [items[0][0]]
     half = len(items) // 2
-    a, b = _read_together(items[:half], threads), _read_together(items[half:], threads)
+    a, b = _read_together(texts, items[:half], threads), _read_together(texts, items[half:], threads)
     return a[0] + b[0], a[1] + b[1]
 
 
@@ -677,7 +745,8 @@ def _load_files(files: list[Path], threads: bool = True) -> tuple[list[Run], lis
     declareds: list[str] = []
     problems: list[list[str]] = []
     warns: list[list[str]] = []
-    fast: dict[tuple[bytes, int], list[tuple[int, bytes, int]]] = {}
+    fast: dict[tuple[bytes, int], list[tuple[int, int]]] = {}
+    texts = _Texts(files)
     alone: list[int] = []
     for f, path in enumerate(files):
         meta, version, declared, probs = _read_meta(path)
@@ -685,27 +754,24 @@ def _load_files(files: list[Path], threads: bool = True) -> tuple[list[Run], lis
         versions.append(version)
         declareds.append(declared)
         problems.append(probs)
-        try:
-            data = path.read_bytes()
-        except OSError:
-            data = b""
-        hv = _header_version(data) if data else None
-        lines = data.count(b"\n") if hv is not None else 0
+        hv = texts.version(f)
+        lines = texts.lines(f) if hv is not None else 0
         if hv is not None and (version is None or hv == version) and lines > 1:
-            fast.setdefault((data[:data.index(b"\n")], hv), []).append((f, data, lines))
+            fast.setdefault((texts.spans[f][0], hv), []).append((f, lines))  # type: ignore[index]
         else:
             alone.append(f)
     pieces: list[tuple[list[int], list[int], pd.DataFrame]] = []
     typed_file = np.ones(len(files), dtype=bool)
     fresh_file = np.zeros(len(files), dtype=bool)
     for (_, hv), items in fast.items():
-        got, more = _read_together(items, threads)
+        got, more = _read_together(texts, items, threads)
         pieces += got
         alone += more
         for idx, _, _ in got:
             fresh_file[idx] = True
             for f in idx:
                 versions[f] = versions[f] or hv
+    del texts  # parsed: its memory is free before the checks
     for f in sorted(alone):
         df, read_probs = read_csv(files[f], versions[f], declareds[f])
         problems[f] = read_probs + problems[f]

@@ -5,14 +5,17 @@ Fixtures are made here from the small real-looking sets in fixtures/ (no MPI lau
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from helpers import FIXTURES, ROOT, cli
-from mpimb import schema
+from mpimb import load, schema
+from mpimb.load import frame
 
 PINGPONG = FIXTURES / "clusterA" / "pingpong-clusterA-np4.csv"
 COLL = FIXTURES / "clusterA" / "collectives-clusterA-np16.csv"
@@ -246,3 +249,48 @@ def test_a_row_of_another_run_in_a_file_is_named(tmp_path: Path, capsys: pytest.
     lines = [ln for ln in _problems(v.out) if "differs from the first row's" in ln]
     assert v.rc == 1 and len(lines) == 1, v.out
     assert lines[0].startswith(f"{files[3]}:5: {column} ") and value in lines[0]
+
+
+# ------------------------------------------------------------------ reading many files as one text
+
+
+def test_files_of_one_header_are_the_joined_text_without_a_copy(tmp_path: Path) -> None:
+    """load._Texts: the files in one array, each header line but the first's left out, so the batch parser
+    takes them as they lie; files that do not follow each other are joined by a copy, with the header."""
+    files = _sweep(tmp_path / "s", 3)
+    texts = load._Texts(files)
+    whole = texts.joined([0, 1, 2])
+    assert np.shares_memory(whole, texts.buf)
+    raw = [f.read_bytes() for f in files]
+    header, bodies = raw[0][:raw[0].index(b"\n") + 1], [r[r.index(b"\n") + 1:] for r in raw]
+    assert whole.tobytes() == header + b"".join(bodies)
+    some = texts.joined([0, 2])
+    assert not np.shares_memory(some, texts.buf) and some.tobytes() == header + bodies[0] + bodies[2]
+    assert [texts.lines(f) for f in range(3)] == [r.count(b"\n") for r in raw]
+
+
+def test_a_file_in_another_column_order_among_many_keeps_every_row(tmp_path: Path) -> None:
+    """Two headers in one set: each header's files are parsed as one text (the second group by a copy,
+    as its files do not follow each other in the array), and every row is there, in file order."""
+    files = _sweep(tmp_path / "s", 5)
+    before = frame(load.load([str(tmp_path / "s")])[0])
+    rows = pd.read_csv(files[2], dtype=str, keep_default_na=False)
+    rows[list(reversed(rows.columns))].to_csv(files[2], index=False)
+    runs, probs, _ = load.load([str(tmp_path / "s")])
+    assert not probs and [r.csv_path for r in runs] == files
+    pd.testing.assert_frame_equal(frame(runs).drop(columns="file"), before.drop(columns="file"))
+
+
+def test_a_file_that_grew_after_it_was_listed_is_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run still writing: the array holds the file as long as it was when listed; cut inside a line,
+    the file goes the careful way, which reads it whole."""
+    files = _sweep(tmp_path / "s", 2)
+    size = files[1].stat().st_size
+    real_stat = Path.stat
+    monkeypatch.setattr(Path, "stat", lambda p, **k: os.stat_result(
+        (*real_stat(p, **k)[:6], size - 5, *real_stat(p, **k)[7:])) if p == files[1] else real_stat(p, **k))
+    texts = load._Texts(files)
+    monkeypatch.undo()
+    assert texts.version(0) == schema.SCHEMA_VERSION and texts.version(1) is None  # its last line is cut
+    runs, probs, _ = load.load([str(tmp_path / "s")])
+    assert not probs and [r.nrows for r in runs] == [len(pd.read_csv(PINGPONG))] * 2
