@@ -145,6 +145,20 @@ def test_extents(tmp_path: Path) -> None:
     assert {r["params"].split("packing=")[1].split(";")[0] for r in halo} == {"datatype", "pack"}
 
 
+@pytest.mark.parametrize("n,dims", [(4, 2), (2, 3)])
+def test_one_cell_interiors_with_hand_packing(tmp_path: Path, n: int, dims: int) -> None:
+    """1-cell interiors: every face, edge and corner is one double per row, and the copy loops take regions
+    of the same rows two at a time (array.c, copy_pair: a face with its edges and corners would match
+    several); every ghost cell right, periodic or not, on every stencil."""
+    run = run_mpi("openmpi", n, "halocompare", "--layout", "array", "--verify", "--dims", str(dims), "--count", "1",
+                  "--comms", "world", "--methods", "irecv-isend,sendrecv", "--packing", "pack", *TINY[2:],
+                  out=tmp_path / "a.csv", env=QUIET)
+    assert run.returncode == 0, run.stderr[-2000:]
+    halo = [r for r in run.rows() if r["test"] == "halo"]
+    assert {(r["neighbors"], r["periodic"]) for r in halo} == {(nb, p) for nb in STENCILS[dims] for p in "01"}
+    assert len(halo) == 8 and all(r["verified"] == "yes" for r in halo), halo
+
+
 def test_one_wrong_ghost_cell(tmp_path: Path) -> None:
     """2 ranks in a 2x1 non-periodic grid, 1x1 interiors, faces only: rank 0's one ghost cell is the only
     data rank 1 sends it.  Rank 1 fills another iteration's data (MPIMB_FAULT): that one cell is caught."""
