@@ -284,14 +284,38 @@ def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
         yield overlay, (lines, title, f"compare-{prog}-{test}" + ("-sizes" if bars else ""), unit, stat)
 
 
+# compare's overlays are drawn one after another in one figure, emptied between them: the ticks of its two
+# log axes are then made once, not for every figure (a third of a figure's time), and each PNG is the same
+# bytes as from a new figure (tests/analysis/test_compare_parallel.py)
+_OVERLAY: list[tuple[Any, Any]] = []
+
+
+def _overlay_axes() -> tuple[Any, Any]:
+    """The overlays' figure and axes, without the last overlay's lines and legend, and with a new figure's
+    margins (tight_layout starts from them)."""
+    if not _OVERLAY:
+        fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
+        bytes_axis(ax)
+        log_y(ax)
+        _OVERLAY.append((fig, ax))
+    fig, ax = _OVERLAY[0]
+    for line in list(ax.lines):
+        line.remove()
+    if (legend := ax.get_legend()) is not None:
+        legend.remove()
+    rc = pyplot().rcParams
+    fig.subplots_adjust(**{k: rc[f"figure.subplot.{k}"] for k in ("left", "right", "bottom", "top", "wspace", "hspace")})
+    return fig, ax
+
+
 def overlay(lines: list[Line], title: str, name: str, unit: str, stat: str) -> Plot:
     """compare's size sweep: the lines on log axes."""
-    fig, ax = pyplot().subplots(figsize=(7.2, 4.2))
+    fig, ax = _overlay_axes()
     for x, y, style, color, label in lines:
         ax.plot(x, y, style, color=color, marker="o", ms=3, label=label)
-    bytes_axis(ax)
-    log_y(ax)
+    ax.relim()
+    ax.autoscale_view()
     ax.set_ylabel(axis_label(unit, stat))
     fit_title(fig, title)
     ax.legend(fontsize=7, frameon=False)
-    return save(fig, name, title, svg=False)
+    return save(fig, name, title, svg=False, close=False)

@@ -68,8 +68,9 @@ class Plot:
         return self._svg
 
 
-def save(fig: Figure, name: str, title: str, svg: bool = True, tight: bool = True) -> Plot:
-    """The Plot of fig (closed in pyplot: a closed figure still renders); svg=False: PNG only."""
+def save(fig: Figure, name: str, title: str, svg: bool = True, tight: bool = True, close: bool = True) -> Plot:
+    """The Plot of fig (closed in pyplot unless close is False: a closed figure still renders); svg=False:
+    PNG only."""
     if tight:
         fig.tight_layout()
         # tight_layout leaves a placeholder layout engine, and savefig draws a figure with any engine twice
@@ -77,7 +78,8 @@ def save(fig: Figure, name: str, title: str, svg: bool = True, tight: bool = Tru
         fig.set_layout_engine(None)
     b = io.BytesIO()
     fig.savefig(b, format="png", dpi=100, pil_kwargs={"compress_level": 3})
-    pyplot().close(fig)
+    if close:
+        pyplot().close(fig)
     return Plot(re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_"), title, b.getvalue(), fig if svg else None)
 
 

@@ -1,6 +1,7 @@
-"""compare's frame and its long tables: the runs' own rows are released once they are in compare's frame
-(their memory reused), and a table longer than --max-rows shows FAILED, then significant, then the largest
-differences first, in the order of the frame among equals."""
+"""compare's frame, its long tables and its overlays: the runs' own rows are released once they are in
+compare's frame (their memory reused); a table longer than --max-rows shows FAILED, then significant, then
+the largest differences first, in the order of the frame among equals; the overlays drawn one after
+another in one figure are the PNGs of new figures, byte for byte."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import FIXTURES
-from mpimb import compare
+from mpimb import compare, plots
 from mpimb.keys import resolve_duplicates, split_sync
 from mpimb.load import Run
 
 SETS = [str(FIXTURES / "clusterA"), str(FIXTURES / "clusterB")]
-Built = tuple[list[tuple[str, list[Run]]], list[str], pd.DataFrame]
+Built = tuple[list[tuple[str, list[Run]]], list[str], pd.DataFrame, pd.DataFrame]
 
 
 @pytest.fixture(scope="module")
@@ -23,12 +24,12 @@ def built() -> Built:
     machines = compare.machine_names(sets)
     names = list(machines.values())
     df, _ = resolve_duplicates(compare.machines_frame(sets, machines), ["machine"])
-    w = compare.ratios(compare.plot_frame(compare.aggregate(split_sync(df), "median")), names)
-    return sets, names, w
+    pf = compare.plot_frame(compare.aggregate(split_sync(df), "median"))
+    return sets, names, compare.ratios(pf, names), pf
 
 
 def test_runs_are_released_once_in_the_frame(built: Built) -> None:
-    sets, _, _ = built
+    sets = built[0]
     runs = [r for _, rs in sets for r in rs]
     assert runs and all(r.shared is None and not r.cut for r in runs)
     assert all(r.nrows > 0 and r.program for r in runs)  # what compare still asks of a run
@@ -38,7 +39,7 @@ def test_runs_are_released_once_in_the_frame(built: Built) -> None:
 
 def test_a_long_table_shows_failed_then_significant_then_largest_first(
         built: Built) -> None:
-    _, names, w = built
+    _, names, w, _ = built
     limit = 3
     tables = compare.ratio_tables(w, names, limit)
     long = [t for t in tables if any(f"{limit} of " in n for n in t.notes)]
@@ -55,3 +56,18 @@ def test_a_long_table_shows_failed_then_significant_then_largest_first(
         shown = [(r[0], r[1]) for r in t.rows]
         assert shown == [(compare.variant_name(r) or "—", compare.fmt_bytes(r["bytes"]) if r["bytes"] >= 0 else "")
                          for _, r in want.iterrows()]
+
+
+def test_overlays_in_one_figure_are_those_of_new_figures(built: Built) -> None:
+    _, names, _, pf = built
+    specs = [s for s in plots.compare_specs(pf, "median", names, 12) if s[0] is plots.overlay]
+    assert len(specs) >= 3, "the fixtures should give several overlays"
+    again = plots.draw(specs)
+    new = []
+    for spec in specs:
+        for fig, _ in plots._OVERLAY:
+            plots.pyplot().close(fig)
+        plots._OVERLAY.clear()
+        new += plots.draw([spec])
+    assert len({p.png for p in new}) == len(specs)  # different figures
+    assert [p.png for p in again] == [p.png for p in new]
