@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -181,7 +181,7 @@ def ratios(pf: pd.DataFrame, names: list[str]) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def variant_name(row: pd.Series) -> str:
+def variant_name(row: pd.Series | Mapping[Hashable, Any]) -> str:
     parts = []
     for k in VARIANT:
         v = row[k]
@@ -263,7 +263,7 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
             header += ["time ratio", "95% CI"]
             grp.append((f"{n} / {A}", 2))
         rows = []
-        for _, r in g.iterrows():
+        for r in g.to_dict("records"):  # (a dict per row: iterrows builds a Series per row)
             row = [variant_name(r) or "—", fmt_bytes(r["bytes"]) if r["bytes"] >= 0 else ""]
             row += [value_cell(r[f"value@{n}"], r[f"na@{n}"], r[f"failed@{n}"]) for n in names]
             for n in names[1:]:

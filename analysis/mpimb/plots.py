@@ -193,14 +193,22 @@ def talk_bars(h: pd.DataFrame, prog: str, test: str, names: list[str], stat: str
     return save(fig, f"compare-{prog}-{test}", title, svg=False)
 
 
-def first_series(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(the positions of the first n distinct values of ids, in order of appearance; each row's place among
-    them, -1 for the others): drop_duplicates().head(n) on one integer id per series."""
-    first = np.sort(np.unique(ids, return_index=True)[1])[:n]
-    place = np.full(len(ids), -1)
-    for i, f in enumerate(first):
-        place[ids == ids[f]] = i
-    return first, place
+def first_series(cols: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the positions of the first n distinct rows of the key columns cols (numbers, or codes of text), in
+    order of appearance; each row's place among them, -1 for the others): drop_duplicates().head(n), by one
+    comparison per column and series (NaN equal to NaN) instead of hashing every row."""
+    place = np.full(len(cols[0]), -1)
+    first: list[int] = []
+    left = np.ones(len(place), dtype=bool)
+    while len(first) < n and left.any():
+        f = int(np.argmax(left))
+        same = left.copy()
+        for c in cols:
+            same &= (c == c[f]) | (np.isnan(c) & np.isnan(c[f])) if c.dtype.kind == "f" else c == c[f]
+        place[same] = len(first)
+        left &= ~same
+        first.append(f)
+    return np.asarray(first, dtype=np.intp), place
 
 
 # A figure to draw: a function of this module that returns its Plot, and its arguments (the points it draws,
@@ -233,6 +241,10 @@ def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
         d[k] = d[k].fillna(-1.0)
     made = 0
     styles = ["-", "--", ":"]
+    # the series columns as numbers (text as codes), for first_series on each plot's rows
+    series = [d[c].cat.codes.to_numpy() if isinstance(d[c].dtype, pd.CategoricalDtype) else
+              d[c].to_numpy(float) if pd.api.types.is_numeric_dtype(d[c]) else pd.factorize(d[c])[0]
+              for c in COMPARE_SERIES]
     # each plot's rows by position: a plot takes only the rows it draws (a (program, test) has 100,000 of 10^6)
     at = {cast(tuple[Any, ...], k): np.asarray(v) for k, v in d.groupby(["program", "test"], observed=True).indices.items()}
     todo = [(k, at[k]) for k in sorted(at) if not str(k[1]).startswith("allpairs")]
@@ -263,10 +275,9 @@ def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
             continue
         present = {str(x) for x in d["set"].iloc[rows].unique()}
         title = f"{prog} {test}: " + " vs ".join(n for n in names if n in present)
-        # the first three series in row order, and each row's place among them (-1: not drawn)
-        # one id per series (every key column but the size: nothing is merged), the first three drawn
-        sid = d.iloc[rows][COMPARE_SERIES].groupby(COMPARE_SERIES, sort=False, dropna=False).ngroup().to_numpy()
-        first, place = first_series(sid, 3)
+        # the first three series in row order (a series: every key column but the size, so nothing is
+        # merged), and each row's place among them (-1: not drawn)
+        first, place = first_series([c[rows] for c in series], 3)
         keys = list(d.iloc[rows[first]][COMPARE_SERIES].itertuples(index=False, name=None))
         shown = [c for i, c in enumerate(COMPARE_SERIES) if len({str(k[i]) for k in keys}) > 1 or
                  c in ("method", "comm")]
