@@ -409,10 +409,14 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame 
                      + (f"; {nfew} not judged (fewer than {MIN_REPS} repetitions)" if nfew else "")
                      + (f"; {only_a} only in {A}, {only_n} only in {n}" if only_a or only_n else "")
                      + (f"; {nfail} FAILED (no ratio)" if nfail else "") + ".")
-        d = w[sig].assign(lr=np.log(r[sig]))
-        for word, part in (("Win", d.nsmallest(top, "lr")), ("Loss", d.nlargest(top, "lr"))):
-            part = part[part["lr"] < 0] if word == "Win" else part[part["lr"] > 0]
-            for _, x in part.iterrows():
+        # the largest wins and losses among the significant rows, earlier rows first among equals (the rows
+        # alone are taken from w: a copy of every significant row costs more than the rest of the summary)
+        pos = np.flatnonzero(sig.to_numpy(bool))
+        lr = np.log(r.to_numpy(float)[pos])
+        for word, order in (("Win", np.argsort(lr, kind="stable")), ("Loss", np.argsort(-lr, kind="stable"))):
+            pick = order[:top]
+            pick = pick[lr[pick] < 0] if word == "Win" else pick[lr[pick] > 0]
+            for x in w.iloc[pos[pick]].to_dict("records"):
                 what = f"{x['program']} {x['test']} {variant_name(x)}".strip()
                 size = f", {fmt_bytes(x['bytes'])} B" if x["bytes"] >= 0 else ""
                 ratio = x[f"ratio@{n}"]
