@@ -102,6 +102,13 @@ def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str
     return dict(zip(keys, names))
 
 
+# frame()'s columns compare does not use (statistics it does not show, per-row details): left out before the
+# sets are joined, so that the join copies 10^6 rows of fewer columns
+UNUSED = ["time_mean_s", "time_max_s", "time_stddev_s", "time_p90_s", "time_p99_s", "rank_min_s", "rank_mean_s",
+          "reps_rejected", "sync_error_s", "cpu_pct", "mbps", "agg_mbps", "calls", "total_bytes", "slowest_rank",
+          "iters", "round_group", "rounds", "stop_reason", "verified"]
+
+
 def machines_frame(sets: list[tuple[str, list[Run]]], machines: dict[tuple[int, str, str], str]) -> pd.DataFrame:
     """Every set's rows in one frame with their machine's name; the runs' own rows are released (compare
     uses only their metadata after this), so that the memory of 10^6 rows is reused for the next frames."""
@@ -113,7 +120,7 @@ def machines_frame(sets: list[tuple[str, list[Run]]], machines: dict[tuple[int, 
         f.insert(len(COLUMNS), "machine", per_run_text(
             [machines[(i, r.label or Path(sets[i][0]).name, short_library(r.meta))] for r in runs],
             [r.nrows for r in runs]))
-        parts.append(f)
+        parts.append(f.drop(columns=UNUSED))
         for r in runs:
             r.release()
     return pd.concat(parts, ignore_index=True)
