@@ -36,7 +36,7 @@ from .page import banners, html_page, img, meta_fields, meta_table, oversubscrib
 from .plots import P2P, Spec, compare_specs, draw
 from .plotting import Plot, pyplot
 from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
-from .units import units, value
+from .units import unit_column, value
 
 KEY = KEYS
 # What names a configuration within a (program, test) row of the tables: every key but the size.
@@ -152,7 +152,7 @@ def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
 
 def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
     """The aggregated rows as plots want them: value in the test's unit (mpimb.units), and n/a flag."""
-    u = units(a)
+    u = unit_column(a)
     return a.assign(value=value(u, a["t"], a["sent"], a["bytes"]), unit=u, na=a["na"] | a["failed"])
 
 
