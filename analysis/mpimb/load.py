@@ -260,7 +260,8 @@ def _read_fast(data: bytes | np.ndarray, threads: bool = True) -> pd.DataFrame |
         except (pa.ArrowException, ValueError, OSError):  # not well-formed
             return None
     try:
-        return pd.read_csv(io.BytesIO(data if isinstance(data, bytes) else data.tobytes()), dtype={**{c: "string" for c in STR_COLS}, **numeric},
+        text = data if isinstance(data, bytes) else data.tobytes()
+        return pd.read_csv(io.BytesIO(text), dtype={**{c: "string" for c in STR_COLS}, **numeric},
                            keep_default_na=False, na_values={c: [""] for c in numeric}, engine="c")
     except (ValueError, pd.errors.ParserError, MemoryError):
         return None
