@@ -202,11 +202,6 @@ def params_note(constant: dict[str, str]) -> str:
     return ("settings (params): " + ", ".join(f"{k}={v}" for k, v in constant.items())) if constant else ""
 
 
-def failed(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows whose verification failed (FAILED results)."""
-    return df[df["failed"].to_numpy(bool)] if "failed" in df else df.iloc[0:0]
-
-
 def failed_lines(df: pd.DataFrame, limit: int = 8) -> tuple[int, list[str]]:
     """(how many rows FAILED verification, the first limit of them described, with label and file)."""
     where = np.flatnonzero(df["failed"].to_numpy(bool)) if "failed" in df else np.zeros(0, dtype=np.intp)

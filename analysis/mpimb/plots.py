@@ -297,7 +297,7 @@ def compare_specs(d: pd.DataFrame, stat: str, names: list[str], max_plots: int =
 
 # compare's overlays are drawn one after another in one figure, emptied between them: the ticks of its two
 # log axes are then made once, not for every figure (a third of a figure's time), and each PNG is the same
-# bytes as from a new figure (tests/analysis/test_compare_parallel.py)
+# bytes as from a new figure (tests/analysis/test_compare_tables.py)
 _OVERLAY: list[tuple[Any, Any]] = []
 
 
