@@ -3,6 +3,7 @@ machine that has everything installs nothing and says what it uses."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -36,3 +37,12 @@ def test_install_deps_is_idempotent() -> None:
                        check=False)
     assert p.returncode == 0, p.stderr
     assert "installing" not in p.stdout and "install-deps: using mpicc=" in p.stdout
+
+
+def test_no_grep_q_in_a_pipe_under_pipefail() -> None:
+    """`cmd | grep -q x` under `set -o pipefail`: grep -q stops at the first match, cmd can then die of
+    SIGPIPE and the pipeline is false although x was found (scripts/run-main once launched MPICH's
+    binary with Open MPI's mpiexec that way).  grep ... >/dev/null reads all of its input."""
+    found = [f"{s.relative_to(ROOT)}:{i}" for s in shell_scripts() if "pipefail" in s.read_text()
+             for i, line in enumerate(s.read_text().splitlines(), 1) if re.search(r"\|\s*grep\s+-\w*q", line)]
+    assert not found, found
