@@ -14,12 +14,18 @@ started before the sleep moves during it.  With computation twice the exchange (
 - sendrecv has no point between start and wait: no overlap row;
 - ibcast of 64 KiB moves during the computation: 100 %.
 
+Every overlap row also carries the time hidden paired per repetition (hidden_s = t_pure + t_cpu - t_ovrl of the
+same repetition, median) and its 95 % CI, the judgement's: exact here, every repetition the same.
+
 Then the analysis: a small synthetic set (the `equal` fixture's rows copied as overlap rows) gives the overlap
-table and the "which method hides the most" finding, and a share from fewer than 6 repetitions is not judged."""
+table and the "which method hides the most" finding; a share is judged on the paired interval alone (a t_ovrl
+whose own CI lies below t_pure + t_cpu is not enough), and not judged from fewer than 6 repetitions, without the
+interval, or for an operation shorter than 0.1 us."""
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -56,6 +62,10 @@ def check_definition(plain: pd.DataFrame, ov: pd.DataFrame, key: list[str]) -> p
     assert ov["verified"].eq("yes").all() and ov["reps"].eq(6).all()
     pd.testing.assert_series_equal(ov["overlap_pct"], definition(ov["pure_s"], ov["cpu_s"], ov["time_median_s"]),
                                    check_names=False, rtol=1e-6)
+    # the time hidden, paired per repetition: exact, so its median and interval are the medians' difference
+    hid = ov["pure_s"] + ov["cpu_s"] - ov["time_median_s"]
+    for col in ("hidden_s", "hidden_ci_lo_s", "hidden_ci_hi_s"):
+        pd.testing.assert_series_equal(ov[col], hid, check_names=False, rtol=1e-6, atol=1e-12)
     both = ov.merge(plain, on=key, suffixes=("", "_plain"))
     assert len(both) == len(ov)
     pd.testing.assert_series_equal(both["cpu_s"], F * both["time_median_s_plain"], check_names=False, rtol=1e-6)
@@ -88,10 +98,11 @@ def test_overlap_halo_and_collectives_exact(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the analysis, from a synthetic set
 
 
-def synthetic(tmp: Path, reps: int) -> Path:
+def synthetic(tmp: Path, reps: int, isend: dict[str, float] | None = None) -> Path:
     """The `equal` fixture (halocompare, 4-nbr, world and evenodd) plus two overlap rows on world: irecv-isend
     hiding everything (t_ovrl = t_cpu) and, from persistent's row renamed irecv-send, nothing (t_ovrl = t_pure +
-    t_cpu: its times 3x, its rate a third)."""
+    t_cpu: its times 3x, its rate a third); the time hidden per repetition within 10 % of t_pure of that.
+    isend: irecv-isend's measured params to set otherwise (a value of NaN: left out)."""
     d = tmp / "set"
     shutil.copytree(FIXTURE, d)
     csv = d / "halocompare-equal-np4.csv"
@@ -104,8 +115,12 @@ def synthetic(tmp: Path, reps: int) -> Path:
             new.iloc[i, new.columns.get_loc(c)] = f"{float(new[c].iloc[i]) * k:.9g}"
         new.iloc[i, new.columns.get_loc("mbps")] = f"{float(new['mbps'].iloc[i]) / k:.9g}"
         share = 100 * max(0.0, min(1.0, (pure + F * pure - k * pure) / pure))
-        new.iloc[i, new.columns.get_loc("params")] = (f"cpu_s={F * pure:.9g};overlap={int(F)};overlap_pct={share:.9g};"
-                                                      f"pure_s={pure:.9g}")
+        hid = pure + F * pure - k * pure
+        measured = {"cpu_s": F * pure, "hidden_ci_hi_s": hid + pure / 10, "hidden_ci_lo_s": hid - pure / 10,
+                    "hidden_s": hid, "overlap": F, "overlap_pct": share, "pure_s": pure}
+        measured |= (isend or {}) if method == "irecv-isend" else {}
+        new.iloc[i, new.columns.get_loc("params")] = ";".join(f"{k}={v:.9g}" for k, v in sorted(measured.items())
+                                                              if not math.isnan(v))
         new.iloc[i, new.columns.get_loc("method")] = method
         new.iloc[i, new.columns.get_loc("reps")] = str(reps)
     pd.concat([rows, new]).to_csv(csv, index=False)
@@ -134,3 +149,18 @@ def test_overlap_table_and_finding(tmp_path: Path, reps: int) -> None:
     # the overlap rows stay out of the talk's table: its methods are the fixture's two
     talk = table[table.index("Non-periodic mesh"):table.index("halocompare: overlap")]
     assert "irecv-send" not in talk and "persistent" in talk
+
+
+@pytest.mark.parametrize(("isend", "says"), [
+    # t_ovrl's own CI is below t_pure + t_cpu (the old, unpaired rule called it), the paired interval reaches 0
+    ({"hidden_ci_lo_s": -1e-9}, ("100 % of its exchange hidden — nothing hidden beyond the noise (paired per "
+                                 "repetition: the 95 % CI of the time hidden, [")),
+    ({"hidden_ci_lo_s": math.nan, "hidden_ci_hi_s": math.nan},
+     "100 % of its exchange hidden, not judged (no per-repetition interval of the time hidden"),
+    # an operation of 5 ns (an exchange with no neighbours): shorter than the timing loop can split
+    ({"pure_s": 5e-9}, "hidden, not judged (the operation alone took 0.005 µs, less than the 0.1 µs needed"),
+])
+def test_overlap_judged_on_the_paired_interval(tmp_path: Path, isend: dict[str, float], says: str) -> None:
+    found = report("findings", str(synthetic(tmp_path, 15, isend)))
+    assert says in found
+    assert "hides the most" not in found and "no method is judged to hide more than another" in found

@@ -19,11 +19,14 @@ void mb_fault_clock(double *offset, double *drift); /* clock: the error per worl
 double mb_fault_row_delay(void);                    /* row-delay: seconds (0: none) */
 const char *mb_fault_unmatched(void); /* a verify, delay or drift fault that matched no test, as given, or NULL */
 
-/* overlap.c: seconds of busy time (a sleep under SMPI, whose time moves only
- * in MPI calls and sleeps): work 1, the calibrated computation (mb_work at
- * mb_compute_init's rate: a fixed amount of work); work 0, a wait on the
- * clock (faults: that long for real).  Returns the time it took. */
-double mb_busy(double seconds, int work);
+/* overlap.c: a wait on the clock of that many seconds (faults: that long for
+ * real; a sleep under SMPI, whose time moves only in MPI calls and sleeps);
+ * returns the time it took. */
+double mb_busy(double seconds);
+/* The calibrated computation (mb_work at mb_compute_init's rate: a fixed
+ * amount of work, fenced, no clock read; a sleep under SMPI): what
+ * mb_compute() does inside an overlap measurement, and t_cpu's. */
+void mb_compute_for(double seconds);
 void mb_compute_init(MPI_Comm world); /* --overlap: measures the computation's rate, once per run; collective */
 void mb_compute_set(double seconds);  /* what mb_compute does from now on (measure.c); 0: nothing */
 
