@@ -4,15 +4,20 @@ self-contained HTML report plus a Markdown twin and a CSV of every ratio.
 Each argument is a result set; a set holding several machines (labels, or MPI
 libraries) is split into them, so every column is one machine and the first
 is the reference A.  A configuration is every key column of the schema
-(keys.KEYS); within a machine a configuration measured by more than one run
-is taken from the newest run (keys.resolve_duplicates, with a warning).
+(keys.KEYS); a set holds one or more **launches** of it, and every launch is
+used (docs/measurement.md, "Launches and the one judge").
 
 For each configuration present in A and in machine X the ratio is
-time_X / time_A (< 1: X is faster).  Its 95 % interval is the conservative
-quotient of the two medians' confidence intervals, [lo_X / hi_A, hi_X / lo_A];
-a ratio is marked significant (*) when that interval excludes 1, i.e. when the
-two confidence intervals do not overlap.  A FAILED row (verification failed)
-shows as FAILED and takes part in no ratio."""
+time_X / time_A (< 1: X is faster), the ratio of the geometric means over the
+launches.  It is judged across launches by mpimb.launches, the one rule:
+paired per launch where the two sets are launches alternated by
+scripts/launches (one series), else unpaired (Welch); with fewer than
+MIN_LAUNCHES launches on a side it is not judged (no mark).  The rows of one
+comparison are judged together: Benjamini-Hochberg at a 5 % false discovery
+rate sets the level of every row's interval, and a row is marked (*) where
+that interval lies wholly outside 1 ± 1 %.  The summary's geometric mean
+carries its own interval across launches.  A FAILED row (verification
+failed) shows as FAILED and takes part in no ratio."""
 
 from __future__ import annotations
 
@@ -27,10 +32,12 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from . import crosssystem, schema
-from .judge import MIN_REPS, OVERSUBSCRIBED, UNJUDGED, few_reps, usable_ci
-from .keys import KEYS, failed_banner, resolve_duplicates, split_measured, split_sync
+from .judge import BUSY, OVERSUBSCRIBED, UNJUDGED
+from .keys import KEYS, builds, failed_banner, split_measured, split_sync
+from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, welch
 from .load import COLUMNS, Run, frame, load, per_run_text, short_library
 from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
 from .plots import P2P, Spec, compare_specs, draw
@@ -43,6 +50,7 @@ KEY = KEYS
 VARIANT = schema.key_roles("config", "thread-level", "layout", "settings")
 NUMERIC = schema.numeric_keys()
 OVER = "‡"  # a ratio from an oversubscribed run
+BUSYMARK = "¤"  # a ratio from a run on a busy machine
 
 
 def load_sets(paths: list[str], parallel: bool = True) -> list[tuple[list[Run], list[str]]]:
@@ -106,7 +114,7 @@ def machine_names(sets: list[tuple[str, list[Run]]]) -> dict[tuple[int, str, str
 # sets are joined, so that the join copies 10^6 rows of fewer columns
 UNUSED = ["time_mean_s", "time_max_s", "time_stddev_s", "time_p90_s", "time_p99_s", "rank_min_s", "rank_mean_s",
           "reps_rejected", "sync_error_s", "cpu_pct", "mbps", "agg_mbps", "calls", "total_bytes", "slowest_rank",
-          "iters", "round_group", "rounds", "stop_reason", "verified"]
+          "iters", "round_group", "rounds", "stop_reason", "verified", "build"]
 
 
 def machines_frame(sets: list[tuple[str, list[Run]]], machines: dict[tuple[int, str, str], str]) -> pd.DataFrame:
@@ -135,19 +143,54 @@ def _coded(s: pd.Series) -> pd.Series:
     return pd.Series(pd.Categorical.from_codes(codes, categories=uniq), index=s.index, name=s.name)
 
 
-def aggregate(df: pd.DataFrame, stat: str) -> pd.DataFrame:
-    """One row per (machine, key): the time for stat, the CI of the median, n/a and FAILED flags, the
-    bytes one process sends and the source.  Keys are unique per machine (resolve_duplicates)."""
+def aggregate(df: pd.DataFrame, stat: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per (machine, key), its launches one row each).  The first: the time for stat (the geometric
+    mean over the key's launches), the interval shown beside it (one launch: its median's CI; several: the
+    95 % t interval of the geometric mean, two: the span of their CIs), n/a and FAILED flags, the bytes one
+    process sends, the source, the launch count n and the mean m and sample variance v of the log times.
+    The second: (kid, set, launch, lt) for the per-launch pairing (ratios), kid the row of the first."""
     d = df
     for k in NUMERIC:
         d[k] = d[k].fillna(-1.0)
-    t = d["time_min_s"] if stat == "min" else d["time_median_s"]
+    t = (d["time_min_s"] if stat == "min" else d["time_median_s"]).to_numpy(float)
     codes, found = pd.factorize(d["machine"])
     machines = pd.Categorical.from_codes(codes, categories=found)  # in set order
-    return pd.DataFrame({"set": machines, **{k: _coded(d[k]) for k in KEY}, "t": t, "lo": d["time_ci_lo_s"],
-                         "hi": d["time_ci_hi_s"], "na": d["na"], "failed": d["failed"], "sent": d["sent_bytes"],
-                         "source": crosssystem.sources(d), "sync": d["sync"], "reps": d["reps"],
-                         "over": d["oversubscribed"].astype(bool)})
+    keyed = pd.DataFrame({"set": machines, **{k: _coded(d[k]) for k in KEY}})
+    ok = np.isfinite(t) & (t > 0)
+    lt = np.where(ok, np.log(np.where(ok, t, 1.0)), np.nan)
+    kid = keyed.groupby(["set", *KEY], sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    first = np.unique(kid, return_index=True)[1]
+    base = pd.DataFrame({**{c: keyed[c].to_numpy()[first] for c in keyed}, "sent": d["sent_bytes"].to_numpy()[first],
+                         "source": crosssystem.sources(d).to_numpy()[first], "sync": d["sync"].to_numpy()[first]})
+    base["set"] = pd.Categorical(base["set"], categories=found)
+    for k in KEY:
+        base[k] = keyed[k].iloc[first].to_numpy() if not isinstance(keyed[k].dtype, pd.CategoricalDtype) else \
+            pd.Categorical(keyed[k].to_numpy()[first], categories=keyed[k].cat.categories)
+    per = pd.DataFrame({"kid": kid, "lt": lt, "ok": ok, "lo": d["time_ci_lo_s"].to_numpy(float),
+                        "hi": d["time_ci_hi_s"].to_numpy(float), "na": d["na"].to_numpy(bool),
+                        "failed": d["failed"].to_numpy(bool), "reps": d["reps"].to_numpy(float),
+                        "over": d["oversubscribed"].to_numpy(bool), "busy": d["busy"].to_numpy(bool)})
+    if len(first) == len(kid):  # one launch of every configuration: nothing to take together
+        g = per.set_index("kid").sort_index()
+        n, m, v, lo, hi = g["ok"].astype(np.int64), g["lt"], pd.Series(np.nan, g.index), g["lo"], g["hi"]
+        flags = g[["na", "failed", "reps", "over", "busy"]]
+    else:
+        a = per.groupby("kid", sort=True).agg(n=("ok", "sum"), m=("lt", "mean"), v=("lt", "var"), lo=("lo", "min"),
+                                              hi=("hi", "max"), na=("na", "all"), failed=("failed", "any"),
+                                              reps=("reps", "min"), over=("over", "any"), busy=("busy", "any"))
+        n, m, v = a["n"], a["m"], a["v"]
+        half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.sqrt(v.fillna(0) / np.maximum(n, 1))
+        lo = pd.Series(np.where(n >= MIN_LAUNCHES, np.exp(m - half), a["lo"]), a.index)
+        hi = pd.Series(np.where(n >= MIN_LAUNCHES, np.exp(m + half), a["hi"]), a.index)
+        flags = a[["na", "failed", "reps", "over", "busy"]]
+    order = np.argsort(kid[first], kind="stable")  # base's rows in kid order
+    base = base.iloc[order].reset_index(drop=True)
+    out = base.assign(t=np.exp(m.to_numpy()), lo=lo.to_numpy(), hi=hi.to_numpy(), na=flags["na"].to_numpy(),
+                      failed=flags["failed"].to_numpy(), reps=flags["reps"].to_numpy(),
+                      over=flags["over"].to_numpy(), busy=flags["busy"].to_numpy(), n=n.to_numpy(),
+                      m=m.to_numpy(), v=v.to_numpy())
+    launches = pd.DataFrame({"kid": kid, "set": machines, "launch": d["launch"].to_numpy(), "lt": lt})
+    return out, launches
 
 
 def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
@@ -156,36 +199,130 @@ def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
     return a.assign(value=value(u, a["t"], a["sent"], a["bytes"]), unit=u, na=a["na"] | a["failed"])
 
 
-def ratios(pf: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """Wide frame from plot_frame's rows: key, value/t/lo/hi/na/failed per machine, and ratio/rlo/rhi/sig per
-    non-reference machine.  Keys are matched through one integer id per distinct key (fast joins)."""
-    cols = ["value", "t", "lo", "hi", "na", "failed", "sync", "reps", "over"]
-    kid = pf.groupby(KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
-    first = np.unique(kid, return_index=True)[1]
-    out = pf.iloc[first][[*KEY, "unit"]].set_axis(kid[first])
+def series(launch: pd.Series) -> pd.Series:
+    """'SERIES' of each 'SERIES#INDEX' launch (scripts/launches), '' for a launch of its own (a run_id)."""
+    s = launch.astype(str)
+    return s.str.rpartition("#")[0].where(s.str.contains("#", regex=False), "")
+
+
+def alternated(launches: pd.DataFrame, a: str, x: str) -> bool:
+    """Whether every launch of sets a and x belongs to one series of scripts/launches: launches alternated
+    on one machine, so the i-th of each are paired."""
+    sel = launches[launches["set"].isin([a, x])]
+    sr = series(sel["launch"])
+    return bool(len(sel)) and (sr != "").all() and sr.nunique() == 1 and sel["set"].nunique() == 2
+
+
+def ratios(pf: pd.DataFrame, names: list[str], launches: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Wide frame from plot_frame's rows: key, value/t/lo/hi/na/failed per machine, and per non-reference
+    machine ratio/rlo/rhi/sig (the one judge across launches: mpimb.launches), why (not judged: why) and
+    level (the level of its intervals after Benjamini-Hochberg).  Keys are matched through one integer id per
+    distinct key (fast joins)."""
+    cols = ["value", "t", "lo", "hi", "na", "failed", "sync", "reps", "over", "busy", "n", "m", "v"]
+    key = pf.groupby(KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    first = np.unique(key, return_index=True)[1]
+    out = pf.iloc[first][[*KEY, "unit"]].set_axis(key[first])
     for n in names:
         mine = (pf["set"] == n).to_numpy()
-        out = out.join(pf.loc[mine, cols].set_axis(kid[mine]).add_suffix(f"@{n}"))
+        out = out.join(pf.loc[mine, cols].set_axis(key[mine]).add_suffix(f"@{n}"))
     A = names[0]
+    levels: dict[str, float] = {}
+    overall: dict[str, tuple[float, float, float, int] | None] = {}
+    new: dict[str, Any] = {}
     for n in names[1:]:
+        ok = (out[f"na@{A}"].eq(False) & out[f"na@{n}"].eq(False) & out[f"failed@{A}"].eq(False) &
+              out[f"failed@{n}"].eq(False)).to_numpy()
+        na_, nx = out[f"n@{A}"].to_numpy(float), out[f"n@{n}"].to_numpy(float)
+        pairs = launches is not None and alternated(launches, A, n)
+        if launches is not None and pairs:
+            est, se, df = _paired(key, launches, A, n, out.index)
+        else:
+            est, se, df = welch(na_, out[f"m@{A}"].to_numpy(float), out[f"v@{A}"].fillna(0).to_numpy(float), nx,
+                                out[f"m@{n}"].to_numpy(float), out[f"v@{n}"].fillna(0).to_numpy(float))
+        lo, hi, called, levels[n] = judge(est, se, np.where(ok, df, np.nan))
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = out[f"t@{n}"] / out[f"t@{A}"]
-            lo = out[f"lo@{n}"] / out[f"hi@{A}"]
-            hi = out[f"hi@{n}"] / out[f"lo@{A}"]
-        ok = out[f"na@{A}"].eq(False) & out[f"na@{n}"].eq(False) & out[f"failed@{A}"].eq(False) & \
-            out[f"failed@{n}"].eq(False)
-        out[f"ratio@{n}"] = r.where(ok)
-        out[f"rlo@{n}"] = lo.where(ok)
-        out[f"rhi@{n}"] = hi.where(ok)
-        # a verdict needs enough repetitions on both sides (judge.MIN_REPS): few@ holds the smaller count
-        few = np.fmin(out[f"reps@{A}"].to_numpy(float), out[f"reps@{n}"].to_numpy(float))
-        judged = usable_ci(out[f"reps@{A}"]) & usable_ci(out[f"reps@{n}"])
-        out[f"few@{n}"] = np.where(ok & ~judged, few, np.nan)
-        out[f"sig@{n}"] = ok & judged & ((out[f"rhi@{n}"] < 1) | (out[f"rlo@{n}"] > 1))
-        out[f"oversub@{n}"] = ok & (out[f"over@{A}"].eq(True) | out[f"over@{n}"].eq(True))
+            r = out[f"t@{n}"].to_numpy(float) / out[f"t@{A}"].to_numpy(float)
+        new[f"ratio@{n}"] = np.where(ok, r, np.nan)
+        new[f"rlo@{n}"] = np.where(ok, lo, np.nan)
+        new[f"rhi@{n}"] = np.where(ok, hi, np.nan)
+        new[f"why@{n}"] = _why(ok & ~np.isfinite(lo), na_, nx, A, n)
+        new[f"sig@{n}"] = ok & called
+        new[f"oversub@{n}"] = ok & (out[f"over@{A}"].eq(True) | out[f"over@{n}"].eq(True)).to_numpy()
+        new[f"onbusy@{n}"] = ok & (out[f"busy@{A}"].eq(True) | out[f"busy@{n}"].eq(True)).to_numpy()
         sa, sn = out[f"sync@{A}"].fillna(""), out[f"sync@{n}"].fillna("")
-        out[f"syncdiff@{n}"] = ok & (sa != "") & (sn != "") & (sa != sn)
-    return out.reset_index(drop=True)
+        new[f"syncdiff@{n}"] = ok & ((sa != "") & (sn != "") & (sa != sn)).to_numpy()
+        if launches is not None:
+            program = np.asarray(pf["program"].astype(str).to_numpy())
+            overall[n] = _overall(key, program, launches, A, n, out.index[np.isfinite(lo)], pairs)
+    out = pd.concat([out, pd.DataFrame(new, index=out.index)], axis=1).reset_index(drop=True)
+    out.attrs["levels"] = levels
+    out.attrs["overall"] = overall
+    return out
+
+
+def _why(few: np.ndarray, na_: np.ndarray, nx: np.ndarray, a: str, x: str) -> Any:
+    """'not judged (K launches of SIDE)' where few, else '': the side with fewer launches named (one text per
+    distinct count, spread by one take: compare has up to 10^6 rows)."""
+    k = np.fmin(na_, nx)
+    code = np.where(few, np.nan_to_num(k).astype(np.int64) * 2 + (nx < na_), -1)
+    uniq, inv = np.unique(code, return_inverse=True)
+    texts = ["" if c < 0 else f"not judged ({c // 2} launch{'' if c // 2 == 1 else 'es'} of {x if c % 2 else a})"
+             for c in uniq]
+    return pd.array(texts, dtype="str").take(inv)
+
+
+def _overall(key: np.ndarray, program: np.ndarray, launches: pd.DataFrame, a: str, x: str, judged: pd.Index,
+             paired: bool) -> tuple[float, float, float, int] | None:
+    """The geometric mean of x / a over the judged rows, with its 95 % interval across launches: the i-th launch
+    of a set is its i-th launch of each program (by launch index where scripts/launches ran them, else in
+    order); each such launch's mean log time over the judged rows (only those that measured every one), then
+    paired or Welch as for one row (mpimb.launches).  None where fewer than MIN_LAUNCHES such launches."""
+    if not len(judged):
+        return None
+    kid = launches["kid"].to_numpy()
+    long = pd.DataFrame({"key": key[kid], "program": program[kid], "set": launches["set"].astype(str).to_numpy(),
+                         "launch": launches["launch"].astype(str).to_numpy(), "lt": launches["lt"].to_numpy(float)})
+    long = long[long["key"].isin(judged) & long["set"].isin([a, x]) & np.isfinite(long["lt"])]
+    if paired:
+        long["i"] = long["launch"].str.rpartition("#")[2]
+    else:  # the order of each program's launches in the set
+        long["i"] = long.groupby(["set", "program"], sort=False)["launch"].transform(
+            lambda s: pd.Series(pd.factorize(s)[0], index=s.index)).astype(str)
+    per = long.groupby(["set", "i"]).agg(lt=("lt", "mean"), k=("key", "nunique")).reset_index()
+    per = per[per["k"] == len(judged)]
+    if paired:
+        j = per[per["set"] == a].merge(per[per["set"] == x], on="i", suffixes=("_a", "_x"))
+        d = (j["lt_x"] - j["lt_a"]).to_numpy(float)
+        if d.size < MIN_LAUNCHES:
+            return None
+        est, se, df = paired_logs(np.array([d.size]), np.array([d.mean()]), np.array([d.var(ddof=1)]))
+        nl = int(d.size)
+    else:
+        la, lx = per.loc[per["set"] == a, "lt"].to_numpy(float), per.loc[per["set"] == x, "lt"].to_numpy(float)
+        if min(la.size, lx.size) < MIN_LAUNCHES:
+            return None
+        est, se, df = welch(np.array([la.size]), np.array([la.mean()]), np.array([la.var(ddof=1)]),
+                            np.array([lx.size]), np.array([lx.mean()]), np.array([lx.var(ddof=1)]))
+        nl = int(min(la.size, lx.size))
+    lo, hi, _, _ = judge(est, se, df, fdr=None)
+    return float(np.exp(est[0])), float(lo[0]), float(hi[0]), nl
+
+
+def _paired(key: np.ndarray, launches: pd.DataFrame, a: str, x: str,
+            index: pd.Index) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Paired per launch index (alternated launches): (estimate, standard error, degrees of freedom) of the
+    mean per-launch log ratio x / a, per key of index (key: the ratio key of each aggregated row, whose
+    position is its kid)."""
+    idx = launches["launch"].astype(str).str.rpartition("#")[2].to_numpy()
+    long = pd.DataFrame({"key": key[launches["kid"].to_numpy()], "set": launches["set"],
+                         "i": idx, "lt": launches["lt"].to_numpy(float)})
+    la = long[(long["set"] == a).to_numpy()][["key", "i", "lt"]]
+    lx = long[(long["set"] == x).to_numpy()][["key", "i", "lt"]]
+    j = la.merge(lx, on=["key", "i"], suffixes=("_a", "_x"))
+    j = j.assign(d=j["lt_x"] - j["lt_a"]).dropna(subset=["d"])
+    g = j.groupby("key")["d"].agg(["count", "mean", "var"]).reindex(index)
+    return paired_logs(g["count"].fillna(0).to_numpy(float), g["mean"].to_numpy(float),
+                       g["var"].fillna(0).to_numpy(float))
 
 
 def variant_name(row: pd.Series | Mapping[Hashable, Any]) -> str:
@@ -217,20 +354,25 @@ def variant_name(row: pd.Series | Mapping[Hashable, Any]) -> str:
     return " ".join(parts)
 
 
-def ratio_cell(r: float, lo: float, hi: float, sig: bool, syncdiff: bool = False, over: bool = False) -> str:
+def ratio_cell(r: float, lo: float, hi: float, sig: bool, syncdiff: bool = False, over: bool = False,
+               busy: bool = False) -> str:
     if not math.isfinite(r):
         return ""
     mark = ("↓" if r < 1 else "↑") + f"{r:.3g}*" if sig else f"{r:.3g}"
-    return mark + (OVER if over else "") + ("§" if syncdiff else "")
+    return mark + (OVER if over else "") + (BUSYMARK if busy else "") + ("§" if syncdiff else "")
 
 
-def ci_cell(lo: float, hi: float, few: float = math.nan) -> str:
-    """The ratio's interval, or 'not judged (N repetitions)' where a side has too few repetitions."""
-    if math.isfinite(few):
-        return few_reps(int(few))
+def ci_cell(lo: float, hi: float, why: str = "") -> str:
+    """The ratio's interval, or why it is not judged ('not judged (1 launch of B)')."""
+    if why:
+        return why
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return ""
     return f"{lo:.3g}–{hi:.3g}"
+
+
+def level_text(level: float) -> str:
+    return f"{100 * level:.3g} %"
 
 
 def value_cell(v: float, na: object, failed: object = False) -> str:
@@ -266,8 +408,9 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
         unit = str(g["unit"].dropna().iloc[0]) if g["unit"].notna().any() else "µs"
         header = ["configuration", "bytes", *[f"{n} [{unit}]" for n in names]]
         grp: list[tuple[str, int]] = [("", 2), (f"{'time' if unit == 'µs' else 'rate'} per machine", len(names))]
+        levels = w.attrs.get("levels", {})
         for n in names[1:]:
-            header += ["time ratio", "95% CI"]
+            header += ["time ratio", f"{level_text(levels.get(n, 0.95))} CI"]
             grp.append((f"{n} / {A}", 2))
         rows = []
         for r in g.to_dict("records"):  # (a dict per row: iterrows builds a Series per row)
@@ -275,15 +418,20 @@ def ratio_tables(w: pd.DataFrame, names: list[str], max_rows: int) -> list[Table
             row += [value_cell(r[f"value@{n}"], r[f"na@{n}"], r[f"failed@{n}"]) for n in names]
             for n in names[1:]:
                 row += [ratio_cell(r[f"ratio@{n}"], r[f"rlo@{n}"], r[f"rhi@{n}"], bool(r[f"sig@{n}"]),
-                                   bool(r[f"syncdiff@{n}"]), bool(r[f"oversub@{n}"])),
-                        ci_cell(r[f"rlo@{n}"], r[f"rhi@{n}"], float(r[f"few@{n}"]))]
+                                   bool(r[f"syncdiff@{n}"]), bool(r[f"oversub@{n}"]), bool(r[f"onbusy@{n}"])),
+                        ci_cell(r[f"rlo@{n}"], r[f"rhi@{n}"], str(r[f"why@{n}"]))]
             rows.append(row)
         notes = []
         if any(bool(g[f"oversub@{n}"].any()) for n in names[1:]):
             notes.append(f"{OVER}: {OVERSUBSCRIBED.strip()} — from a run with more ranks × threads than cores.")
-        if any(bool(g[f"few@{n}"].notna().any()) for n in names[1:]):
-            notes.append(f"not judged: a side has fewer than {MIN_REPS} repetitions, too few for a 95% interval of "
-                         "the median; no significance mark.")
+        if any(bool(g[f"onbusy@{n}"].any()) for n in names[1:]):
+            notes.append(f"{BUSYMARK}: {BUSY.strip()} — its figures include the wait for the cores.")
+        if any(bool((g[f"why@{n}"] != "").any()) for n in names[1:]):
+            notes.append(f"not judged: a verdict rests on launches, at least {MIN_LAUNCHES} on each side "
+                         "(scripts/launches); the ratio is shown, with no mark.")
+        notes.append("Intervals across launches at " + ", ".join(f"{level_text(levels.get(n, 0.95))} ({n})"
+                     for n in names[1:]) + f" (Benjamini-Hochberg over the rows of each comparison, false discovery "
+                     f"rate {FDR:.0%}); * = the interval lies outside 1 ± {MARGIN:.0%}.")
         if any(bool(g[f"syncdiff@{n}"].any()) for n in names[1:]):
             notes.append("§: the two machines started this test's repetitions differently (sync=window on one, "
                          "barrier on the other, as each run's clocks allowed): the barrier-started time includes "
@@ -382,14 +530,17 @@ def per_test(w: pd.DataFrame, names: list[str]) -> Table:
             row += [cell, str(int(c["fast"])), str(int(c["slow"])), str(int(c["ok"]))]
         rows.append(row)
     return Table(f"Per test: geometric mean of time ratios to {A} (< 1: faster)", header, rows, groups,
-                 ["faster*/slower*: configurations whose 95% CIs do not overlap."], kind="ratio")
+                 ["faster*/slower*: configurations called outside the noise across launches (mpimb.launches)."],
+                 kind="ratio")
 
 
 def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame | None = None) -> list[str]:
-    """Sentences: overall geometric mean, counts, largest wins and losses per set; a published set met only
-    at the talk's size says so."""
+    """Sentences: the overall geometric mean with its interval across launches (or why it is not judged), the
+    counts called outside the noise, the largest of those per set; a published set met only at the talk's
+    size says so.  Nothing is called "significant" that the one judge did not call."""
     A = names[0]
     lines: list[str] = []
+    overall = w.attrs.get("overall", {})
     for n in names[1:]:
         r = w[f"ratio@{n}"]
         ok = r.notna() & (r > 0)
@@ -401,23 +552,32 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame 
         if not ok.any():
             lines.append(f"{n}: no configuration measured in both {n} and {A}.")
             continue
-        gm = float(np.exp(np.log(r[ok]).mean()))
         sig = w[f"sig@{n}"] & ok
         faster = int((sig & (r < 1)).sum())
         slower = int((sig & (r > 1)).sum())
         only_a = int((w[f"na@{A}"].notna() & w[f"na@{n}"].isna()).sum())
         only_n = int((w[f"na@{n}"].notna() & w[f"na@{A}"].isna()).sum())
-        speed = f"{1 / gm:.2f}× faster" if gm < 1 else f"{gm:.2f}× slower"
         nfail = int((w[f"failed@{n}"] == True).sum() + (w[f"failed@{A}"] == True).sum())
-        nfew = int((w[f"few@{n}"].notna() & ok).sum())
-        over = OVERSUBSCRIBED if bool((w[f"oversub@{n}"] & ok).any()) else ""
-        lines.append(f"{over}{n} vs {A}: over {int(ok.sum())} common configurations {n} is {speed} (geometric mean of "
-                     f"the time ratios); significantly faster in {faster}, slower in {slower}"
-                     + (f"; {nfew} not judged (fewer than {MIN_REPS} repetitions)" if nfew else "")
-                     + (f"; {only_a} only in {A}, {only_n} only in {n}" if only_a or only_n else "")
+        nwhy = int(((w[f"why@{n}"] != "") & ok).sum())
+        marks = (OVERSUBSCRIBED if bool((w[f"oversub@{n}"] & ok).any()) else "") + \
+            (BUSY if bool((w[f"onbusy@{n}"] & ok).any()) else "")
+        gm = overall.get(n)
+        if gm is None:
+            why = str(w.loc[ok & (w[f"why@{n}"] != ""), f"why@{n}"].iloc[0]) if nwhy else "no row judged"
+            head = (f"{n} vs {A}: over {int(ok.sum())} common configurations the geometric mean of the time ratios is "
+                    f"{float(np.exp(np.log(r[ok]).mean())):.3g} — {why}; nothing is called")
+        else:
+            est, lo, hi, nl = gm
+            words = "outside the noise" if bool(outside(lo, hi)) else "within the noise"
+            speed = f"{1 / est:.2f}× faster" if est < 1 else f"{est:.2f}× slower"
+            head = (f"{n} vs {A}: over the {int((ok & (w[f'why@{n}'] == '')).sum())} configurations judged, {n} is "
+                    f"{speed} (geometric mean of the time ratios {est:.3g}, 95 % CI [{lo:.3g}, {hi:.3g}] across "
+                    f"{nl} launches) — {words}; outside the noise faster in {faster}, slower in {slower}"
+                    + (f"; {nwhy} not judged (fewer than {MIN_LAUNCHES} launches)" if nwhy else ""))
+        lines.append(marks + head + (f"; {only_a} only in {A}, {only_n} only in {n}" if only_a or only_n else "")
                      + (f"; {nfail} FAILED (no ratio)" if nfail else "") + ".")
-        # the largest wins and losses among the significant rows, earlier rows first among equals (the rows
-        # alone are taken from w: a copy of every significant row costs more than the rest of the summary)
+        # the largest wins and losses among the rows called, earlier rows first among equals (the rows alone are
+        # taken from w: a copy of every called row costs more than the rest of the summary)
         pos = np.flatnonzero(sig.to_numpy(bool))
         lr = np.log(r.to_numpy(float)[pos])
         for word, order in (("Win", np.argsort(lr, kind="stable")), ("Loss", np.argsort(-lr, kind="stable"))):
@@ -428,9 +588,9 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame 
                 size = f", {fmt_bytes(x['bytes'])} B" if x["bytes"] >= 0 else ""
                 ratio = x[f"ratio@{n}"]
                 fac = f"{1 / ratio:.2f}× faster" if ratio < 1 else f"{ratio:.2f}× slower"
-                mark = OVERSUBSCRIBED if bool(x[f"oversub@{n}"]) else ""
+                mark = (OVERSUBSCRIBED if bool(x[f"oversub@{n}"]) else "") + (BUSY if bool(x[f"onbusy@{n}"]) else "")
                 lines.append(f"  {mark}{word}: {what}{size}: {n} {fac} "
-                             f"(ratio {ratio:.3g}, 95% CI {ci_cell(x[f'rlo@{n}'], x[f'rhi@{n}'])})")
+                             f"(ratio {ratio:.3g}, CI {ci_cell(x[f'rlo@{n}'], x[f'rhi@{n}'])})")
     return lines
 
 
@@ -443,21 +603,24 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     while the tables are built."""
     machines = machine_names(sets)
     names = list(machines.values())
-    df, dup = resolve_duplicates(machines_frame(sets, machines), ["machine"])
+    df = machines_frame(sets, machines)
+    dup = builds(df, ["machine"])
     df = split_sync(df)  # machines that started repetitions differently still meet (marked §)
     warns = warns + dup
-    pf = plot_frame(aggregate(df, stat))
+    agg, launches = aggregate(df, stat)
+    pf = plot_frame(agg)
     specs: list[Spec] = []
     drawing: list[Future[Plot | None]] = []
     for fn, args in compare_specs(pf, stat, names, max_plots):  # each drawn (pool) while the next is chosen
         specs.append((fn, args))
         if pool is not None:
             drawing.append(pool.submit(fn, *args))
-    w = ratios(pf, names)
+    w = ratios(pf, names, launches)
     out.parent.mkdir(parents=True, exist_ok=True)
     if csv_path is not None:
         # the CSV's columns as documented (docs/report.md): the judging inputs stay out
-        keep = [c for c in w.columns if not c.startswith(("lo@", "hi@", "reps@", "over@", "few@", "oversub@"))]
+        keep = [c for c in w.columns if not c.startswith(("lo@", "hi@", "reps@", "over@", "oversub@", "busy@", "onbusy@", "n@",
+                                                          "m@", "v@"))]
         write_csv(w[keep], csv_path)
     choice = choice or crosssystem.Choice()
     cross = crosssystem.table(pf.rename(columns={"set": "machine", "value": "rate"}), names, choice)
@@ -512,7 +675,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
         (" — OVERSUBSCRIBED" if any(r.oversubscribed for r in runs) else "") + \
         (" — PUBLISHED FIGURES" if pub else "") + (f" — {nfail} FAILED" if nfail else "")
     sub = esc(f"reference (A) = {names[0]} · statistic: {stat} · ratios are time(X) / time(A): < 1 means X is "
-              f"faster; * = the 95% confidence intervals do not overlap")
+              f"faster; * = called outside the noise across launches (docs/measurement.md)")
     body = ["<main>", banners(runs, warns, df)]
     if cross:
         body.append('<section id="cross-system"><h2>Machines × rank orderings</h2>' + cross.html() + "</section>")
@@ -549,7 +712,7 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
     if any(m.get("source") == "published" for _, m in metas):
         lines += ["> **PUBLISHED FIGURES** in at least one set: transcribed from a publication, not measured.", ""]
     lines += [md_text(f"Reference (A) = {names[0]}; statistic: {stat}; ratios are time(X)/time(A), < 1 = faster; ")
-              + "`*` = the 95% confidence intervals do not overlap.", ""]
+              + "`*` = called outside the noise across launches (docs/measurement.md).", ""]
     if cross:
         lines += ["## Machines × rank orderings", "", cross.markdown(), ""]
     lines += ["## Summary", ""]

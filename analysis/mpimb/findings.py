@@ -24,7 +24,8 @@ from .registry import PROGRAMS
 
 # The columns findings read (a narrow frame keeps the many selections below cheap).
 COLUMNS = [*MACHINE, *KEYS, "reps", "time_median_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "oversubscribed",
-           "file", "round_group", "rounds", *schema.measured_params()]
+           "busy", "file", "round_group", "rounds", "launches", "launch_times", "launch_ids",
+           *schema.measured_params()]
 
 
 def usable(df: pd.DataFrame) -> pd.DataFrame:
@@ -42,12 +43,13 @@ def _from(rows: pd.DataFrame, machine: str, where: str, scope: str) -> list[Find
         if sub.empty or p.findings_over != scope:
             continue
         over = bool(sub["oversubscribed"].any()) if "oversubscribed" in sub else False
-        out += [Finding(machine, topic, text, over) for topic, text in p.findings(sub, where)]
+        busy = bool(sub["busy"].any()) if "busy" in sub else False
+        out += [Finding(machine, topic, text, over, busy) for topic, text in p.findings(sub, where)]
     return out
 
 
 def findings(df: pd.DataFrame, limit: int | None = None) -> list[Finding]:
-    """Every finding for the rows of df (keys.prepared's frame: one result set, repeated runs resolved);
+    """Every finding for the rows of df (keys.prepared's frame: one result set, its launches combined);
     limit: those of the first `limit` machines (label, library) only."""
     if df.empty:
         return []

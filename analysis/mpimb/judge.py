@@ -1,21 +1,28 @@
 """The findings rules — the one place that decides when a difference is called and how a finding
-says it (docs/report.md, "Findings").
+says it (docs/report.md, "Findings"; docs/measurement.md, "Launches and the one judge").
 
-- A difference is called only outside the noise (RULE, the one wording every output states): where
-  the two rows were measured together (one group of rounds), the 95 % interval of the per-round
-  time ratio (mpimb.paired) lies outside [1 - MARGIN, 1 + MARGIN]; otherwise the two 95 %
-  confidence intervals of the medians (time_ci_lo_s .. time_ci_hi_s) do not overlap (CALLED).
-  Inside, the pair is within the noise (NOISE) and no winner is named.
+- A difference is called only outside the noise (RULE, the one wording every output states): a 95 %
+  interval of the time ratio A / B lies wholly outside [1 - MARGIN, 1 + MARGIN] (mpimb.launches.outside,
+  the one rule of the suite).  Which interval (judgement):
+  - rows measured by several launches (keys.combine): across the launches, paired per launch where
+    both rows come from the same launches (mpimb.launches); fewer than MIN_LAUNCHES: not judged;
+  - rows of one and the same launch: inside it, and the words say "in this launch" — the per-round
+    ratio where both were measured in one group of rounds (mpimb.paired), else the quotient of the
+    two medians' 95 % CIs;
+  - one launch each of different launches: not judged.
+  The factor a sentence states is the estimate its interval is about (Judgement.factor); "best" is
+  said only where the best beats the runner-up outside the noise (spread).
 - A row with fewer than schema.MIN_REPS_FOR_CI repetitions has no usable interval: a pair
   involving it is "not judged (N repetitions)", N the smaller count (few_reps).
 - Figures without an interval (published ones) are not judged (UNJUDGED).
 - An --overlap share is called only where the 95 % interval of the time hidden, t_pure + t_cpu - t_ovrl paired
   per repetition, lies above 0 (hidden); an operation shorter than MIN_OPERATION_S is not judged.
 - A finding from an oversubscribed run (more ranks × threads than cores; the JSON's
-  "oversubscribed") carries the OVERSUBSCRIBED mark in front of its sentence.
+  "oversubscribed") carries the OVERSUBSCRIBED mark in front of its sentence; one from a busy
+  machine (others took a share of its cores: the JSON's "busy") the BUSY mark.
 - Rank orderings are judged on ORDERING_METHOD (irecv-isend), as halocompare's own stdout does; without
-  it, on a method that is not one-sided first (a one-sided method's communicators each have their own
-  window, and windows differ by themselves: the sentence then says so).
+  it, on a method that is not one-sided first.  A method whose objects carry a speed of their own
+  (one-sided windows, persistent requests) is not judged across communicators inside one launch.
 - Two runs compared across programs (a profiled application against the micro-benchmarks:
   mpimb-report profile's achieved / achievable) must have run under the same CONDITIONS; where
   they did not, the finding says which differ (unlike).
@@ -33,19 +40,20 @@ import numpy as np
 import pandas as pd
 
 from . import schema
+from .launches import MIN_LAUNCHES, outside
+from .launches import ratio as launch_ratio
 from .paired import Paired, paired_ratio
 from .render import fmt
 from .units import MBPS, US
 
-NOISE = "within the noise (95 % CIs overlap)"
-CALLED = "outside the noise (95 % CIs do not overlap)"
 UNJUDGED = "not judged (no confidence interval)"
 OVERSUBSCRIBED = "[oversubscribed: ranks × threads > cores — figures of the OS scheduler] "
+BUSY = "[busy machine: other processes took a share of the ranks' cores while it ran] "
 ORDERING_METHOD = "irecv-isend"
 MIN_REPS = schema.MIN_REPS_FOR_CI
 # The rule as every output states it (stdout, mpimb-report findings / table, the HTML pages).
-RULE = ("a difference is called only outside the noise: the 95 % interval of the per-round ratio where measured "
-        "together, else the two 95 % CIs")
+RULE = ("a difference is called only outside the noise: a 95 % interval of the time ratio clear of 1 ± 1 %, across "
+        "launches where there are several, else inside the one launch")
 # The first line of the plain findings block (mpimb-report findings; the C programs print it).
 HEADER = f"Findings (medians; {RULE}):"
 
@@ -54,17 +62,22 @@ def few_reps(n: int) -> str:
     return f"not judged ({n} repetition{'' if n == 1 else 's'})"
 
 
+def few_launches(n: int, who: str = "") -> str:
+    return f"not judged ({n} launch{'' if n == 1 else 'es'}{' of ' + who if who else ''}; {MIN_LAUNCHES} needed)"
+
+
 @dataclass
 class Finding:
     machine: str  # "label · library"
     topic: str  # "halo methods", "rank ordering", ...
     text: str  # one sentence with its numbers
     oversubscribed: bool = False  # from a run with more ranks × threads than cores
+    busy: bool = False  # from a run during which other processes took a share of its cores
 
     @property
     def sentence(self) -> str:
-        """The sentence as shown: with the oversubscription mark in front where it applies."""
-        return (OVERSUBSCRIBED if self.oversubscribed else "") + self.text
+        """The sentence as shown: with the oversubscription and busy marks in front where they apply."""
+        return (OVERSUBSCRIBED if self.oversubscribed else "") + (BUSY if self.busy else "") + self.text
 
 
 def usable_ci(reps: pd.Series) -> np.ndarray:
@@ -78,11 +91,8 @@ def reps(a: pd.Series, b: pd.Series) -> float:
     return float(np.fmin(float(a.get("reps", math.nan)), float(b.get("reps", math.nan))))
 
 
-MARGIN = 0.01  # a paired difference smaller than 1 % is not called: rounds are not fully independent
-
-
 def paired(a: pd.Series, b: pd.Series) -> Paired | None:
-    """A against B from their rounds, where both were measured in one group of one run (else None)."""
+    """A against B from their rounds, where both were measured in one group of one launch (else None)."""
     ga, gb = float(a.get("round_group", math.nan)), float(b.get("round_group", math.nan))
     if not (math.isfinite(ga) and ga == gb and a.get("file") == b.get("file")):
         return None
@@ -93,40 +103,93 @@ def paired(a: pd.Series, b: pd.Series) -> Paired | None:
 
 
 def paired_verdict(p: Paired) -> str:
-    """'called', 'noise' or 'few' for a paired ratio (rounds of one group, or launches alternated by a
-    script): called where its interval lies outside [1 - MARGIN, 1 + MARGIN]."""
+    """'called', 'noise' or 'few' for a paired ratio of rounds: called where launches.outside."""
     if not p.judged:
         return "few"
-    return "called" if p.lo > 1 + MARGIN or p.hi < 1 - MARGIN else "noise"
+    return "called" if outside(p.lo, p.hi) else "noise"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A against B: the verdict ('called', 'noise', 'few', 'unjudged'), the words that end a finding, and the
+    time ratio A / B the sentence states (the estimate its interval is about; NaN where there is none)."""
+
+    verdict: str
+    words: str
+    factor: float
+
+
+def _launches(r: pd.Series) -> tuple[tuple[float, ...], tuple[str, ...]]:
+    t = r.get("launch_times")
+    ids = r.get("launch_ids")
+    return (tuple(t) if isinstance(t, (tuple, list)) else ()), (tuple(ids) if isinstance(ids, (tuple, list)) else ())
+
+
+def _across(ta: tuple[float, ...], ia: tuple[str, ...], tb: tuple[float, ...], ib: tuple[str, ...]) -> Judgement:
+    """A against B over their launches: paired where they share launches (two configurations of one launch,
+    or launches scripts/launches alternated), else unpaired (mpimb.launches)."""
+    common = [x for x in ia if x in set(ib)]
+    if common:
+        at, bt = dict(zip(ia, ta)), dict(zip(ib, tb))
+        r = launch_ratio(np.array([bt[x] for x in common]), np.array([at[x] for x in common]), True)
+    else:
+        r = launch_ratio(np.asarray(tb, float), np.asarray(ta, float), False)
+    if not r.judged:
+        return Judgement("few", few_launches(r.n), r.ratio)
+    words = "outside the noise" if r.called else "within the noise"
+    return Judgement("called" if r.called else "noise",
+                     f"{words} ({r.how()}: time {r.ratio:.3f}× {r.interval()})", r.ratio)
+
+
+def judgement(a: pd.Series, b: pd.Series) -> Judgement:
+    """The one verdict of two rows (docs/measurement.md, "Launches and the one judge"):
+    - several launches on either side: across launches (mpimb.launches; fewer than MIN_LAUNCHES: not judged);
+    - one launch each, the same launch: inside it, said so — the per-round ratio where both were measured in
+      one group of rounds, else the quotient of the two medians' 95 % CIs; both called where launches.outside;
+    - one launch each of different launches: not judged (one launch of each)."""
+    ta, ia = _launches(a)
+    tb, ib = _launches(b)
+    if len(ta) > 1 or len(tb) > 1:
+        return _across(ta, ia, tb, ib)
+    if ia and ib and ia[0] != ib[0]:
+        return Judgement("few", f"not judged (one launch of each; {MIN_LAUNCHES} launches needed: scripts/launches)",
+                         ratio(float(a["time_median_s"]), float(b["time_median_s"])))
+    p = paired(a, b)
+    if p is not None:
+        if not p.judged:
+            return Judgement("few", few_reps(p.n), p.ratio)
+        v = paired_verdict(p)
+        words = "outside the noise" if v == "called" else "within the noise"
+        return Judgement(v, f"{words} in this launch (paired, {p.n} rounds: time {p.ratio:.3f}× {p.interval()})",
+                         p.ratio)
+    n = reps(a, b)
+    t = ratio(float(a["time_median_s"]), float(b["time_median_s"]))
+    if n < MIN_REPS:
+        return Judgement("few", few_reps(int(n)), t)
+    lo_a, hi_a, lo_b, hi_b = (float(x) for x in (a["time_ci_lo_s"], a["time_ci_hi_s"], b["time_ci_lo_s"],
+                                                  b["time_ci_hi_s"]))
+    if not all(math.isfinite(x) and x > 0 for x in (lo_a, hi_a, lo_b, hi_b)):
+        return Judgement("unjudged", UNJUDGED, t)
+    lo, hi = lo_a / hi_b, hi_a / lo_b  # the conservative quotient of the two intervals
+    v = "called" if outside(lo, hi) else "noise"
+    words = "outside the noise" if v == "called" else "within the noise"
+    return Judgement(v, f"{words} in this launch (95 % CIs of the medians: time {t:.3f}× [{lo:.3g}, {hi:.3g}])", t)
 
 
 def verdict(a: pd.Series, b: pd.Series) -> str:
-    """'called', 'noise', 'few' (too few repetitions) or 'unjudged' (no CI) for two rows: the paired
-    per-round ratio where they were measured in one group (outside [1 - MARGIN, 1 + MARGIN] to be
-    called), otherwise whether their own 95 % CIs overlap."""
-    p = paired(a, b)
-    if p is not None:
-        return paired_verdict(p)
-    n = reps(a, b)
-    if n < MIN_REPS:
-        return "few"
-    lo_a, hi_a, lo_b, hi_b = (float(x) for x in (a["time_ci_lo_s"], a["time_ci_hi_s"], b["time_ci_lo_s"],
-                                                  b["time_ci_hi_s"]))
-    if not all(math.isfinite(x) for x in (lo_a, hi_a, lo_b, hi_b)):
-        return "unjudged"
-    return "called" if hi_a < lo_b or hi_b < lo_a else "noise"
+    """'called', 'noise', 'few' (too few repetitions or launches) or 'unjudged' (no CI): judgement(a, b)."""
+    return judgement(a, b).verdict
 
 
 def tail(a: pd.Series, b: pd.Series) -> str:
-    """The verdict of two rows as the words that end a finding; paired ones with the time ratio and its
-    interval ("outside the noise (paired, 40 rounds: time 1.08× [1.05, 1.11])")."""
-    v, p = verdict(a, b), paired(a, b)
-    if v == "few":
-        return few_reps(int(reps(a, b)) if p is None else p.n)
-    if p is not None:
-        words = "outside the noise" if v == "called" else "within the noise"
-        return f"{words} (paired, {p.n} rounds: time {p.ratio:.3f}× {p.interval()})"
-    return CALLED if v == "called" else NOISE if v == "noise" else UNJUDGED
+    """The verdict of two rows as the words that end a finding, with the time ratio and its interval
+    ("outside the noise in this launch (paired, 40 rounds: time 1.08× [1.05, 1.11])")."""
+    return judgement(a, b).words
+
+
+def one_launch(g: pd.DataFrame) -> bool:
+    """Whether g's rows each come from one launch (a frame without the launches column: yes)."""
+    return "launches" not in g or not bool((g["launches"].to_numpy(float) > 1).any())
 
 
 def started(a: pd.Series, b: pd.Series, a_name: str, b_name: str) -> str:
@@ -175,36 +238,52 @@ def ratio(a: float, b: float) -> float:
 
 def extremes(g: pd.DataFrame, col: str, higher: bool = True) -> tuple[pd.Series, pd.Series] | None:
     """(best, worst) rows of g by col (rates: higher is better), or None with fewer than two."""
+    e = ranked(g, col, higher)
+    return None if e is None else (e[0], e[2])
+
+
+def ranked(g: pd.DataFrame, col: str, higher: bool = True) -> tuple[pd.Series, pd.Series, pd.Series] | None:
+    """(best, runner-up, worst) rows of g by col (rates: higher is better), or None with fewer than two."""
     g = g[np.isfinite(g[col].to_numpy(float))]
     if len(g) < 2:
         return None
     order = g.sort_values(col, ascending=not higher, kind="stable")
-    return order.iloc[0], order.iloc[-1]
+    return order.iloc[0], order.iloc[1], order.iloc[-1]
 
 
 def spread(what: str, best: pd.Series, worst: pd.Series, col: str, value: Callable[[pd.Series], str],
-           kind: str, r: float) -> str:
-    """'{what}: X is the best ... , 1.87× the worst, Y at ...' or the within-the-noise form."""
-    v = verdict(best, worst)
+           kind: str, r: float = math.nan, second: pd.Series | None = None) -> str:
+    """'{what}: X is the best {kind} ..., F× faster than the runner-up Y ...' — best only where it beats the
+    runner-up (second, default the worst) outside the noise; the factor stated is the judgement's estimate
+    (the time ratio of the worst or runner-up to the best), never a ratio beside it."""
     a, b = name(best, col), name(worst, col)
+    jw = judgement(worst, best)
     st = started(best, worst, a, b)
-    p = paired(best, worst)
-    if v == "called":
-        return (f"{what}: {a} is the best {kind} at {value(best)}, {r:.2f}× the worst, {b} at {value(worst)} "
-                f"— {CALLED if p is None else tail(best, worst)}{st}.")
-    if v == "noise" and p is not None:
-        return f"{what}: the {kind}s are {tail(best, worst)}; {a} {value(best)} to {b} {value(worst)}{st}."
-    if v == "noise":
-        return f"{what}: the {kind}s are {NOISE[:-1]}; {a} {value(best)} to {b} {value(worst)}){st}."
-    return (f"{what}: best {kind} {a} at {value(best)}, worst {b} at {value(worst)}, {r:.2f}× — "
-            f"{tail(best, worst)}{st}.")
+    if jw.verdict in ("few", "unjudged"):
+        return f"{what}: best {kind} {a} at {value(best)}, worst {b} at {value(worst)} — {jw.words}{st}."
+    if jw.verdict == "noise":
+        return f"{what}: the {kind}s are {jw.words}; {a} {value(best)} to {b} {value(worst)}{st}."
+    if second is None or second is worst or name(second, col) == b:
+        return (f"{what}: {a} is the best {kind} at {value(best)}, {jw.factor:.2f}× faster than the worst, {b} at "
+                f"{value(worst)} — {jw.words}{st}.")
+    js = judgement(second, best)
+    c = name(second, col)
+    if js.verdict == "called":
+        return (f"{what}: {a} is the best {kind} at {value(best)}, {js.factor:.2f}× faster than the runner-up {c} at "
+                f"{value(second)} — {js.words}; the worst, {b} at {value(worst)}, {jw.factor:.2f}× slower than {a}{st}.")
+    return (f"{what}: no single best {kind}: {a} at {value(best)} and {c} at {value(second)} are {js.words}; "
+            f"the worst, {b} at {value(worst)}, is {jw.factor:.2f}× slower than {a} — {jw.words}{st}.")
 
 
 def pair(what: str, a: pd.Series, b: pd.Series, a_name: str, b_name: str, value: Callable[[pd.Series], str],
          ratio_name: str, r: float) -> str:
-    """'{what}: A x against B y: ratio r — outside/within the noise.'"""
+    """'{what}: A x against B y: ratio r — outside/within the noise.'  The ratio stated is the judgement's
+    estimate (A / B in time; its inverse where value is a rate), r (the medians' ratio) only where there is none."""
+    j = judgement(a, b)
+    if math.isfinite(j.factor) and j.factor > 0:
+        r = 1 / j.factor if value is mbps else j.factor
     return (f"{what}: {a_name} {value(a)} against {b_name} {value(b)}; {ratio_name} = {r:.2f} — "
-            f"{tail(a, b)}{started(a, b, a_name, b_name)}.")
+            f"{j.words}{started(a, b, a_name, b_name)}.")
 
 
 def text(fs: list[Finding], width: int = 120) -> str:

@@ -8,9 +8,9 @@ Every subset of them is named by its roles (schema.key_roles, x-role in
 results.schema.json).  The params column is read only through schema.parse_params
 (param_values, param_numbers, without_param here: once per distinct value).
 A machine is a (label, MPI library) pair; within one machine a key that occurs
-in more than one run is a repeated run, and the rule is: **the newest run's
-row is used** (by the run's start time, then its run_id), with a warning that
-names the files.  Nothing is ever averaged across runs."""
+in more than one run is measured by several **launches**, and every launch is
+used (combine): the verdicts rest on them (mpimb.launches), and launches of one
+machine that ran different builds are named in a warning (builds)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from . import schema
+from .launches import MIN_LAUNCHES
 from .load import Run, frame
 
 KEYS = schema.key_columns()
@@ -30,7 +32,6 @@ PER_RUN = schema.key_roles("program", "layout", "thread-level")
 LAYOUT = schema.key_roles("layout")  # nprocs, nnodes, ppn
 VARIANT = "variant"  # derived column (with_variant): the params pairs that differ within a frame
 SYNC = "sync"  # the params key of how a test's repetitions started (docs/measurement.md)
-RULE = "the newest run's rows are used (docs/report.md, 'Repeated runs')"
 
 
 def _num(v: Any) -> float:
@@ -69,40 +70,88 @@ def describe(row: pd.Series | dict[str, Any], with_layout: bool = True) -> str:
     return " ".join(x for x in parts if x)
 
 
-def resolve_duplicates(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """df without the rows a newer run measured again (same scope + KEYS), and one warning line
-    saying so (with counts when several files are involved).  scope: the columns that make a machine (default label,
-    library; compare adds its set)."""
+def _first_per(df: pd.DataFrame, scope: list[str], shared: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(group id per row, its order) for the rows of runs that share a machine and layout: one group per
+    (scope, KEYS), the start synchronisation left out (split_sync: the harness's choice per launch)."""
+    d = split_sync(df)
+    gid = d.groupby([*scope, *KEYS], dropna=False, sort=False, observed=True).ngroup().to_numpy()
+    return gid, np.lexsort((d["start_utc"].astype(str).to_numpy(), gid))
+
+
+def builds(df: pd.DataFrame, scope: list[str] | None = None) -> list[str]:
+    """One warning per machine whose launches ran different builds (suite version, commit, compiler flags,
+    MPI library version): they are judged together only because they share a label, and that is named."""
     scope = scope or MACHINE
-    if df.empty:
-        return df, []
-    runs = df[["run_id", *scope, *PER_RUN]].drop_duplicates("run_id")  # (columns first: a take of text joins chunks)
-    shared = runs.duplicated([*scope, *PER_RUN], keep=False)
-    if not shared.any():  # the usual case: no two runs of one machine share a layout
-        return df, []
-    # the rows of those runs: factorize numbers runs in order of first appearance, as runs lists them
-    # (isin on 2,000 run ids costs pandas' pyarrow strings a Python object per id)
-    cand = df[shared.to_numpy()[pd.factorize(df["run_id"])[0]]]
-    # a run's start synchronisation is its harness's choice, not another configuration (split_sync)
-    order = split_sync(cand).sort_values(["start_utc", "run_id"], ascending=False, kind="stable")
-    dropped = order.duplicated([*scope, *KEYS], keep="first")
-    if not dropped.any():
-        return df, []
-    kept_file = order.groupby([*scope, *KEYS], dropna=False, sort=False)["file"].transform("first")
-    gone = order[dropped].assign(kept=kept_file[dropped])
-    pairs = gone.groupby(["file", "kept"], sort=True).size()
-    old, new = pairs.index[0]
-    first = gone[(gone["file"] == old) & (gone["kept"] == new)].iloc[0]
-    v1 = bool((gone["schema"] == 1).any()) or bool((order.loc[order["file"].isin(gone["kept"].unique()), "schema"] == 1).any())
-    note = ("; schema-1 files carry no params, so the runs may differ in settings their rows cannot show" if v1 else "")
-    if len(pairs) == 1:
-        warns = [f"{old}: {len(gone)} configuration(s) measured again by {new} (e.g. {describe(first)}): {RULE}{note}"]
-    else:  # one line, however many files: a sweep of hundreds of runs is one fact
-        nfiles = gone["file"].nunique()
-        shown = "; ".join(f"{o} by {n}" for o, n in pairs.index[:3]) + ("; ..." if len(pairs) > 3 else "")
-        warns = [(f"{len(gone)} configuration(s) in {nfiles} file(s) measured again by newer runs ({shown}; e.g. "
-                 f"{describe(first)}): {RULE}{note}")]
-    return df.drop(index=gone.index), warns
+    if df.empty or "build" not in df:
+        return []
+    runs = df[["run_id", *scope, "build", "file"]].drop_duplicates("run_id")
+    out = []
+    for key, g in runs.groupby(scope, sort=True, observed=True):
+        if g["build"].nunique() > 1:
+            first = g.drop_duplicates("build")
+            name = " · ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+            shown = "; ".join(f"{b} in {f}" for b, f in zip(first["build"][:3], first["file"][:3]))
+            out.append(f"{name}: its launches ran {len(first)} different builds or libraries ({shown}"
+                       f"{'; ...' if len(first) > 3 else ''}): judged as launches of one machine because they share "
+                       "a label")
+    return out
+
+
+def combine(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """One row per (scope, KEYS): every launch of a configuration taken together (docs/measurement.md,
+    "Launches and the one judge"), and the warnings about launches that ran different builds (builds).
+
+    Added columns: launches (how many launches measured it), launch_times (each launch's median, in
+    launch order) and launch_ids (each launch's load.Run.launch).  With more than one launch,
+    time_median_s, time_min_s and mbps are the geometric means over the launches, time_ci_lo_s ..
+    time_ci_hi_s the 95 % t interval of that geometric mean (two launches: the span of their own
+    intervals), reps the smallest count, oversubscribed / busy / failed if any launch was, na if every
+    one was, and the rounds of one launch no longer apply (round_group NaN).  Nothing is ever dropped."""
+    scope = scope or MACHINE
+    warns = builds(df, scope)
+    t = df["time_median_s"].to_numpy(float) if len(df) else np.zeros(0)
+    runs = df[["run_id", *scope, *PER_RUN]].drop_duplicates("run_id") if len(df) else df
+    shared = runs.duplicated([*scope, *PER_RUN], keep=False) if len(df) else pd.Series(dtype=bool)
+    if not shared.any():  # the usual case: one launch of every configuration
+        ok = np.isfinite(t) & (t > 0)
+        return df.assign(launches=ok.astype(np.int64), launch_times=[(x,) for x in t],
+                         launch_ids=[(x,) for x in df["launch"]] if "launch" in df else [()] * len(df)), warns
+    gid, order = _first_per(df, scope, shared)
+    d = df.iloc[order].reset_index(drop=True)
+    gid = gid[order]
+    tt = d["time_median_s"].to_numpy(float)
+    ok = np.isfinite(tt) & (tt > 0)
+    lt = np.where(ok, np.log(np.where(ok, tt, 1.0)), np.nan)
+    g = pd.DataFrame({"g": gid, "lt": lt, "ok": ok,
+                      "lmin": np.log(d["time_min_s"].where(d["time_min_s"] > 0)),
+                      "lmb": np.log(d["mbps"].where(d["mbps"] > 0)),
+                      "lo": d["time_ci_lo_s"], "hi": d["time_ci_hi_s"], "reps": d["reps"],
+                      "over": d["oversubscribed"], "busy": d.get("busy", False),
+                      "failed": d["failed"], "na": d["na"]})
+    a = g.groupby("g", sort=True).agg(n=("ok", "sum"), size=("ok", "size"), m=("lt", "mean"), v=("lt", "var"),
+                                      lmin=("lmin", "mean"), lmb=("lmb", "mean"), lo=("lo", "min"), hi=("hi", "max"),
+                                      reps=("reps", "min"), over=("over", "any"), busy=("busy", "any"),
+                                      failed=("failed", "any"), na=("na", "all"))
+    first = np.unique(gid, return_index=True)[1]
+    out = d.iloc[first].reset_index(drop=True)
+    n = a["n"].to_numpy(np.int64)
+    many = a["size"].to_numpy() > 1
+    half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.sqrt(a["v"].fillna(0).to_numpy() / np.maximum(n, 1))
+    m = a["m"].to_numpy(float)
+    lo = np.where(n >= MIN_LAUNCHES, np.exp(m - half), a["lo"].to_numpy(float))
+    hi = np.where(n >= MIN_LAUNCHES, np.exp(m + half), a["hi"].to_numpy(float))
+    times = d.groupby(gid, sort=True)["time_median_s"].agg(tuple)
+    ids = d.groupby(gid, sort=True)["launch"].agg(tuple) if "launch" in d else pd.Series([()] * len(out))
+    out = out.assign(
+        time_median_s=np.where(many, np.exp(m), out["time_median_s"]),
+        time_min_s=np.where(many, np.exp(a["lmin"].to_numpy(float)), out["time_min_s"]),
+        mbps=np.where(many, np.exp(a["lmb"].to_numpy(float)), out["mbps"]),
+        time_ci_lo_s=np.where(many, lo, out["time_ci_lo_s"]), time_ci_hi_s=np.where(many, hi, out["time_ci_hi_s"]),
+        reps=np.where(many, a["reps"].to_numpy(float), out["reps"]),
+        oversubscribed=a["over"].to_numpy(bool), busy=a["busy"].to_numpy(bool), failed=a["failed"].to_numpy(bool),
+        na=a["na"].to_numpy(bool), round_group=np.where(many, np.nan, out["round_group"]),
+        launches=n, launch_times=times.to_numpy(), launch_ids=ids.to_numpy())
+    return out, warns
 
 
 def _distinct(params: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -235,11 +284,11 @@ def layouts(runs: list[Run]) -> list[str | None]:
 
 
 def prepared(runs: list[Run]) -> tuple[pd.DataFrame, list[str]]:
-    """The one pipeline's first step: frame(runs) with repeated runs resolved (the newest run's rows),
-    and the warnings saying so; runs from a Slurm sweep carry their layout (nodes x ranks per node).
+    """The one pipeline's first step: frame(runs) with every configuration's launches taken together
+    (combine), and the warnings about launches of one machine that ran different builds; runs from a Slurm sweep carry their layout (nodes x ranks per node).
     Everything after it (tables, plots, findings) takes this frame and never loads or keys again."""
     df = split_measured(frame(runs))
     lay = layouts(runs)
     if any(x is not None for x in lay):
         df["layout"] = np.repeat(np.array(lay, dtype=object), [r.nrows for r in runs])
-    return resolve_duplicates(df)
+    return combine(df)

@@ -103,6 +103,20 @@ class Run:
         return self.meta.get("oversubscribed") is True
 
     @property
+    def busy(self) -> bool:
+        """Others took a share of the ranks' cores while the run measured (meta.schema.json "busy")."""
+        return self.meta.get("busy") is True
+
+    @property
+    def launch(self) -> str:
+        """Which launch of a result set this run is: 'SERIES#INDEX' where scripts/launches started it (the
+        JSON's "launch"), else its run_id (a launch of its own)."""
+        ln = self.meta.get("launch")
+        if isinstance(ln, dict) and ln.get("series") and isinstance(ln.get("index"), int):
+            return f"{ln['series']}#{ln['index']}"
+        return str(self.meta.get("run_id", "")) or rel(self.csv_path)
+
+    @property
     def published(self) -> bool:
         """Figures transcribed from a publication (reference sets), not measured."""
         return self.meta.get("source") == "published"
@@ -901,8 +915,8 @@ def per_run_text(values: list[str], counts: Any) -> Any:
 
 
 def frame(runs: list[Run]) -> pd.DataFrame:
-    """All rows of runs in one frame, with derived columns: simulated, published, oversubscribed,
-    library (short MPI name), start_utc and file (of the run), failed (verification failed: a result
+    """All rows of runs in one frame, with derived columns: simulated, published, oversubscribed, busy,
+    launch (Run.launch), library (short MPI name), start_utc and file (of the run), failed (verification failed: a result
     shown as FAILED), na (not applicable), sent_bytes (bytes one process sends per op), round_group and
     rounds (a grouped run's per-round samples of the row: rounds()).  Runs loaded together whose own
     frames were never cut are taken from their shared frame in one step."""
@@ -927,6 +941,9 @@ def frame(runs: list[Run]) -> pd.DataFrame:
     df["simulated"] = per_run([r.simulated for r in runs], bool)
     df["published"] = per_run([r.published for r in runs], bool)
     df["oversubscribed"] = per_run([r.oversubscribed for r in runs], bool)
+    df["busy"] = per_run([r.busy for r in runs], bool)
+    df["launch"] = per_run([r.launch for r in runs], str)
+    df["build"] = per_run([build(r.meta) for r in runs], str)
     df["library"] = per_run([short_library(r.meta) for r in runs], str)
     df["start_utc"] = per_run([str(r.meta.get("start_utc") or "") for r in runs], str)
     df["file"] = per_run([rel(r.csv_path) for r in runs], str)
@@ -946,6 +963,15 @@ def frame(runs: list[Run]) -> pd.DataFrame:
     df["na"] = na_mask(df["stop_reason"])
     df["failed"] = df["verified"] == "no"
     return df
+
+
+def build(meta: dict[str, Any]) -> str:
+    """What a run's numbers were made with: suite version and commit, compiler flags, MPI library
+    ('mpimb 0.1.0 be725f763a31 -O2 -g, Open MPI 4.1.4'): launches of one machine should share it."""
+    comp = meta.get("compiler") if isinstance(meta.get("compiler"), dict) else {}
+    flags = str((comp or {}).get("flags", "") or "")
+    return " ".join(x for x in ("mpimb", str(meta.get("suite_version", "")), str(meta.get("git_commit", "")),
+                                flags) if x) + f", {short_library(meta)}"
 
 
 def short_library(meta: dict[str, Any]) -> str:

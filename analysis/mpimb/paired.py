@@ -6,7 +6,7 @@ A_r / B_r, and drift of the machine, which moves both alike, cancels in it.
 The verdict is the 95 % nonparametric confidence interval of the median of
 those ratios (order statistics, J.-Y. Le Boudec, "Performance Evaluation of
 Computer and Communication Systems", 2.1; the harness's mb_median_ci_index):
-a difference is called only where that interval excludes 1 (T. Hoefler and
+a difference is called only where that interval clears 1 ± 1 % (mpimb.launches.outside, the one rule; T. Hoefler and
 R. Belli, "Scientific Benchmarking of Parallel Computing Systems", SC15,
 rules 5-6; the paired design as in T. Kalibera and R. Jones, "Rigorous
 Benchmarking in Reasonable Time", ISMM 2013).  Below 6 rounds no 95 %
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .launches import outside
 from .schema import MIN_REPS_FOR_CI
 
 MIN_ROUNDS = MIN_REPS_FOR_CI  # no 95 % interval of a median below it (the harness's MB_CI_MIN_REPS)
@@ -49,8 +50,8 @@ class Paired:
 
     @property
     def called(self) -> bool:
-        """The interval excludes 1: A and B differ beyond the noise."""
-        return self.judged and (self.lo > 1 or self.hi < 1)
+        """A and B differ beyond the noise: the one rule, launches.outside (the interval clear of 1 ± MARGIN)."""
+        return self.judged and bool(outside(self.lo, self.hi))
 
     def verdict(self, unit: str = "rounds") -> str:
         if not self.judged:

@@ -102,3 +102,50 @@ def browser_check(page: Path, tmp: Path, height: int = 2400) -> tuple[int, int, 
         px = px / 255.0
     inked = float((px.min(axis=2) < 0.9).mean())
     return int(m_ok.group(1)), int(m_bad.group(1)), float(px.std()), inked
+
+
+def launch_set(src: Path, dst: Path, n: int, scale: float = 1.0, shift: float = 0.0, jitter: float = 0.0,
+               seed: int = 0, series: str | None = None, label: str | None = None) -> Path:
+    """n launches of the result set src in dst: launch i's times are src's × scale × a factor of its own
+    (log-normal, sd shift: what a launch draws) × a factor per row (sd jitter), its rates divided alike, its
+    run_id its own; series: the launches as scripts/launches records them ("launch": {series, index, of});
+    label: a new label."""
+    import csv
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    dst.mkdir(parents=True, exist_ok=True)
+    for p in sorted(src.glob("*.csv")):
+        with open(p, newline="") as f:
+            rows = list(csv.DictReader(f))
+        meta = json.loads(p.with_suffix(".json").read_text())
+        for i in range(1, n + 1):
+            run = f"{label or meta['label']}-L{i}-{seed}-{p.stem}"
+            f_launch = float(np.exp(rng.normal(0, shift))) * scale
+            out = []
+            for r in rows:
+                r = dict(r)
+                f_row = f_launch * float(np.exp(rng.normal(0, jitter)))
+                for c in r:
+                    if c.startswith(("time_", "rank_")) and r[c]:
+                        r[c] = f"{float(r[c]) * f_row:.9g}"
+                if r["mbps"]:
+                    r["mbps"] = f"{float(r['mbps']) / f_row:.9g}"
+                r["run_id"] = run
+                if label:
+                    r["label"] = label
+                out.append(r)
+            name = dst / f"{p.stem}-launch-{i}.csv"
+            with open(name, "w", newline="") as f:
+                w = csv.DictWriter(f, list(out[0]), lineterminator="\n")
+                w.writeheader()
+                w.writerows(out)
+            m = dict(meta, run_id=run, csv=name.name, label=label or meta["label"],
+                     start_utc=f"2026-11-20T12:{i:02d}:00Z")
+            if series:
+                m["launch"] = {"series": series, "index": i, "of": n}
+            m.pop("rounds", None)
+            name.with_suffix(".json").write_text(json.dumps(m))
+    return dst

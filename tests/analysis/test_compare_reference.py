@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import CHROMIUM_FLAGS, ROOT, browser_check, chromium, cli
+from helpers import CHROMIUM_FLAGS, ROOT, browser_check, chromium, cli, launch_set
 from make_fixtures import LIBS, Writer
 from mpimb import crosssystem
 
@@ -171,8 +171,10 @@ def test_plot_titles_fit_and_slow_bars_stay_visible(tmp_path: Path, capsys: pyte
 def test_every_significant_cell_is_coloured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two machines whose repetitions started differently (sync=window against sync=barrier: the ratios
     carry §), one clearly faster: every ratio cell with a significance mark is green or red."""
-    a = halo_set(tmp_path / "a", "boxA", 5, (16000,), 1.0, "sync=window")
-    b = halo_set(tmp_path / "b", "boxB", 6, (16000,), 0.6, "sync=barrier")
+    a = launch_set(halo_set(tmp_path / "a1", "boxA", 5, (16000,), 1.0, "sync=window"), tmp_path / "a", 3,
+                   shift=0.01, seed=1)  # three launches a side: a verdict rests on launches
+    b = launch_set(halo_set(tmp_path / "b1", "boxB", 6, (16000,), 0.6, "sync=barrier"), tmp_path / "b", 3,
+                   shift=0.01, seed=2)
     out = tmp_path / "ab.html"
     assert cli("compare", str(a), str(b), "-o", str(out), capsys=capsys).rc == 0
     page = out.read_text()

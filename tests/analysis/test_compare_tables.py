@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from helpers import FIXTURES
 from mpimb import compare, plots
-from mpimb.keys import resolve_duplicates, split_sync
+from mpimb.keys import split_sync
 from mpimb.load import Run
 
 SETS = [str(FIXTURES / "clusterA"), str(FIXTURES / "clusterB")]
@@ -23,9 +23,9 @@ def built() -> Built:
     sets = [(p, runs) for p, (runs, _) in zip(SETS, loaded)]
     machines = compare.machine_names(sets)
     names = list(machines.values())
-    df, _ = resolve_duplicates(compare.machines_frame(sets, machines), ["machine"])
-    pf = compare.plot_frame(compare.aggregate(split_sync(df), "median"))
-    return sets, names, compare.ratios(pf, names), pf
+    agg, launches = compare.aggregate(split_sync(compare.machines_frame(sets, machines)), "median")
+    pf = compare.plot_frame(agg)
+    return sets, names, compare.ratios(pf, names, launches), pf
 
 
 def test_runs_are_released_once_in_the_frame(built: Built) -> None:

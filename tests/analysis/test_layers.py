@@ -26,6 +26,7 @@ LAYERS: dict[str, str] = {
     "keys": "data",  # key columns, repeated runs, params as columns
     "units": "data",  # which value and unit a row is shown in
     "paired": "data",  # the paired verdict: per-round ratios and their interval
+    "launches": "data",  # the one rule: ratios across launches, their interval, the margin, Benjamini-Hochberg
     "render": "render",  # numbers and Tables (text, Markdown, LaTeX, HTML, CSV), the generic pivot
     "plotting": "render",  # plot helpers (matplotlib on first use)
     "judge": "render",  # the findings rules

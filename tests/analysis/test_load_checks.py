@@ -185,14 +185,21 @@ def _sweep(d: Path, n: int, label: str = "clusterA") -> list[Path]:
     return out
 
 
-def test_repeated_runs_are_one_warning_line_with_a_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_launches_are_taken_together_and_builds_named_in_one_line(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """12 runs of one configuration are 12 launches of it: one row each in the table, no warning; where their
+    JSONs name different commits, one warning line for the machine, however many files."""
     files = _sweep(tmp_path / "s", 12)
     t = cli("table", str(tmp_path / "s"), capsys=capsys)
-    warn = [ln for ln in t.err.splitlines() if "measured again" in ln]
-    nrows = len(pd.read_csv(PINGPONG))
+    assert t.rc == 0 and t.err == ""
+    assert t.out.count("pingpong: latency") == 1  # one table of 12 launches, not 12 tables
+    for i, f in enumerate(files):
+        j = f.with_suffix(".json")
+        j.write_text(json.dumps({**json.loads(j.read_text()), "git_commit": f"{i:012x}"}))
+    t = cli("table", str(tmp_path / "s"), capsys=capsys)
+    warn = [ln for ln in t.err.splitlines() if "different builds" in ln]
     assert t.rc == 0 and len(warn) == 1
-    assert f"{11 * nrows} configuration(s) in 11 file(s) measured again by newer runs" in warn[0]
-    assert "newest run's rows are used" in warn[0] and files[0].name in warn[0]
+    assert "12 different builds" in warn[0] and files[0].name in warn[0] and "..." in warn[0]
 
 
 def test_one_bad_file_among_many_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

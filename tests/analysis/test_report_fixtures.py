@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, browser_check, cli, cli_proc, copy_fixture
+from helpers import FIXTURES, browser_check, cli, cli_proc, copy_fixture, launch_set
 
 A = str(FIXTURES / "clusterA")
 V1 = str(FIXTURES / "v1" / "clusterA")
@@ -173,8 +173,11 @@ def test_compare_two_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     page in headless Chromium: every image decodes, the screenshot is not blank."""
     out = tmp_path / "cmp" / "report.html"
     ratios = out.parent / "ratios.csv"
-    # 4 overlaid plots (of the default 12): the page must embed at least 4
-    r = cli("compare", A, B, "-o", str(out), "--csv", str(ratios), "--max-plots", "4", capsys=capsys)
+    # three launches a side (a verdict rests on launches); 4 overlaid plots (of the default 12): the page must
+    # embed at least 4
+    a = launch_set(Path(A), tmp_path / "clusterA", 3, shift=0.01, seed=1)
+    b = launch_set(Path(B), tmp_path / "clusterB", 3, shift=0.01, seed=2)
+    r = cli("compare", str(a), str(b), "-o", str(out), "--csv", str(ratios), "--max-plots", "4", capsys=capsys)
     assert r.rc == 0, r.err
     page = out.read_text()
     md = out.with_suffix(".md").read_text()
@@ -186,7 +189,7 @@ def test_compare_two_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "clusterB vs clusterA: over" in md and "Win:" in md and "Loss:" in md
     assert re.search(r"Loss: rma \S+ fence", md)
     # ratio tables with CI and significance marks
-    assert "95% CI" in md and "↓" in md and "↑" in md and 'class="win"' in page and 'class="loss"' in page
+    assert "% CI" in md and "↓" in md and "↑" in md and 'class="win"' in page and 'class="loss"' in page
     # overlaid plots embedded, and the Markdown's plots next to it
     assert page.count("data:image/png;base64,") >= 4
     assert (out.parent / "report-plots").is_dir() and "](report-plots/" in md
@@ -292,9 +295,9 @@ def test_fixture_generator_is_in_sync(tmp_path: Path) -> None:
     shutil.rmtree(tmp_path / "clusterA")
 
 
-def test_repeated_runs_use_the_newest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A set holding the same configuration twice (two runs) is never merged: the newest run's rows are
-    used, with a warning that names both files."""
+def test_repeated_runs_are_launches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A set holding the same configuration twice (two runs) holds two launches of it: both are used (the
+    geometric mean of their times), one row per configuration, no warning; two launches judge nothing."""
     d = tmp_path / "rep"
     d.mkdir()
     src = FIXTURES / "clusterA" / "pingpong-clusterA-np4"
@@ -318,21 +321,21 @@ def test_repeated_runs_use_the_newest(tmp_path: Path, capsys: pytest.CaptureFixt
     r = cli("compare", str(d), f"{B}/pingpong-clusterB-np4.csv", "-o", str(tmp_path / "c.html"), "--csv",
             str(ratios), capsys=capsys)
     assert r.rc == 0, r.err
-    warn = [ln for ln in r.err.splitlines() if "measured again" in ln]
-    assert len(warn) == 1 and "run1.csv" in warn[0] and "run2.csv" in warn[0] and "newest run" in warn[0]
+    assert r.err == ""
     import pandas as pd
 
     w = pd.read_csv(ratios)
     pp = w[w["program"] == "pingpong"]
     assert not pp.duplicated(["test", "method", "comm", "bytes"]).any()
     assert len(pp) == 2 * 5 * 11 + 2 * 12
-    # the newest run's times (twice the first's) are the ones compared
+    # the geometric mean of the two launches' times (the second twice the first's)
     lat = pp[(pp["test"] == "latency") & (pp["comm"] == "inter") & (pp["bytes"] == 1)]
     first = pd.read_csv(src.with_suffix(".csv"))
     t1 = first[(first["test"] == "latency") & (first["comm"] == "inter") & (first["bytes"] == 1)]["time_median_s"]
-    assert float(lat["t@clusterA"].iloc[0]) == pytest.approx(2 * float(t1.iloc[0]), rel=1e-6)
+    assert float(lat["t@clusterA"].iloc[0]) == pytest.approx(2 ** 0.5 * float(t1.iloc[0]), rel=1e-6)
+    assert not pp["sig@clusterB"].any() and (pp["why@clusterB"].dropna().str.startswith("not judged")).all()
     t = cli("table", str(d), capsys=capsys)
-    assert "measured again" in t.err and t.out.count("pingpong: latency") == 1
+    assert t.err == "" and t.out.count("pingpong: latency") == 1
 
 
 def test_findings_call_an_equal_pair_noise(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -340,10 +343,10 @@ def test_findings_call_an_equal_pair_noise(capsys: pytest.CaptureFixture[str], t
     well outside their CIs, are called."""
     r = cli("table", str(FIXTURES / "equal"), capsys=capsys)
     text = r.out.split("\n\n")[0].replace("\n  ", " ")
-    assert ("Halo 4-nbr non-periodic, 16000 B, world: the methods are within the noise (95 % CIs overlap; "
-            "irecv-isend 1605 MB/s to persistent 1605 MB/s).") in text
-    assert re.search(r"Rank ordering, .* world is the best communicator at 1605 MB/s, 1\.90× the worst, evenodd at "
-                     r"845\.0 MB/s — outside the noise", text)
+    assert ("Halo 4-nbr non-periodic, 16000 B, world: the methods are within the noise in this launch (95 % CIs of "
+            "the medians: time 1.000× [0.945, 1.06]); irecv-isend 1605 MB/s to persistent 1605 MB/s.") in text
+    assert re.search(r"Rank ordering, .* world is the best communicator at 1605 MB/s, 1\.90× faster than the worst, "
+                     r"evenodd at 845\.0 MB/s — outside the noise in this launch", text)
     out = tmp_path / "r.html"
     assert cli("report", str(FIXTURES / "equal"), "-o", str(out), capsys=capsys).rc == 0
     assert "the methods are within the noise" in out.read_text()

@@ -146,7 +146,8 @@ def test_report_opens_with_findings_that_match_the_csv(real: dict[str, Path], tm
     import html as html_mod
 
     import pandas as pd
-    from mpimb.judge import MARGIN, OVERSUBSCRIBED
+    from mpimb.judge import OVERSUBSCRIBED
+    from mpimb.launches import MARGIN
     from mpimb.render import fmt
 
     csv_path = real["ompi"] / "halocompare-np4.csv"

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..judge import ORDERING_METHOD, extremes, mbps, name, overlap, pair, ratio, spread, stencil
+from ..judge import ORDERING_METHOD, mbps, name, one_launch, overlap, pair, ranked, ratio, spread, stencil
 from ..keys import param_numbers, param_values, params_note, split_overlap, with_variant
 from ..load import groups
 from ..plotting import Plot, bytes_axis, hsl, log_y, per_test, pyplot, save
@@ -34,6 +34,10 @@ from ..render import (
 )
 
 MAX_BARS = 6  # more bars per group than this and a halo plot becomes a heat map
+# Methods whose requests persist over the run: like a one-sided window, each communicator's objects keep a speed
+# of their own for the whole launch (bench/README.md, "window by window"), so communicators are compared on them
+# across launches only.
+PERSISTENT = ("persistent", "partitioned", "persistent-neighbor")
 SIZE_KEYS = ["dims", "periodic", "neighbors"]
 
 
@@ -308,6 +312,26 @@ def ordering_method(measured: pd.Index) -> str | None:
     return str(two_sided[0]) if len(two_sided) else (str(measured[0]) if len(measured) else None)
 
 
+def ordering(s: pd.DataFrame, meth: str, what: str, nprocs: float) -> list[tuple[str, str]]:
+    """The rank-ordering finding over s (one method's rows on several communicators): ranked only where the
+    communicators can differ (more than two processes) and, for a method whose objects carry a speed of their
+    own (one-sided windows, PERSISTENT requests), only across launches."""
+    e = ranked(s, "mbps")
+    if not e:
+        return []
+    comms = ", ".join(dict.fromkeys(s["comm"].astype(str)))
+    if nprocs <= 2:
+        return [("rank ordering", (f"{what}: not ranked — at {int(nprocs)} processes every communicator ({comms}) is "
+                 f"the same map of the ranks onto the grid, so rank orderings cannot differ here "
+                 f"({fmt(float(s['mbps'].min()))} to {fmt(float(s['mbps'].max()))} MB/s)."))]
+    own = families(pd.Series([meth])).iloc[0] == schema.ONE_SIDED or meth in PERSISTENT
+    if own and one_launch(s):
+        kind = "window" if meth not in PERSISTENT else "persistent requests"
+        return [("rank ordering", (f"{what}: not judged inside one launch — each communicator has its own {kind}, "
+                 "whose speed is fixed for the launch; judge across launches (scripts/launches)."))]
+    return [("rank ordering", spread(what, e[0], e[2], "comm", mbps, "communicator", second=e[1]))]
+
+
 def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     m, ov = split_overlap(m)
@@ -322,29 +346,28 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
             out.append(("overlap", f))
     h = m[m["test"] == "halo"]
     one = m[m["test"] == "one-sender"]
+    nprocs = float(h["nprocs"].max()) if len(h) else math.nan
+    # two processes: every stencil is one message to the other process (or none), so 4 and 8 neighbours coincide
+    coincide = nprocs <= 2 and {4.0, 8.0} <= set(h["neighbors"].astype(float))
     for (n, p, b), s in groups(h, ["neighbors", "periodic", "bytes"], dropna=False):
         st = stencil(n, p) + (f", {fmt_bytes(b)} B" if math.isfinite(b) else "")
         comm = "world" if (s["comm"] == "world").any() else str(s["comm"].iloc[0])
         w = s[s["comm"] == comm]
-        e = extremes(w, "mbps")
         packing = param_values(w["params"], "packing")
         array = " (array layout: method × packing)" if (packing != "").any() else ""
-        if e:
-            out.append(("halo methods", spread(f"Halo {st}, {comm}{where}{array}", e[0], e[1], "method", mbps,
-                                                "method", ratio(e[0]["mbps"], e[1]["mbps"]))))
+        e3 = ranked(w, "mbps")
+        if e3 and coincide and n == 8:
+            out.append(("halo methods", (f"Halo {st}, {comm}{where}: at {int(nprocs)} processes the 8-neighbour "
+                        "stencil is the 4-neighbour one (no diagonal neighbour exists): see the 4-neighbour finding.")))
+        elif e3:
+            out.append(("halo methods", spread(f"Halo {st}, {comm}{where}{array}", e3[0], e3[2], "method", mbps,
+                                                "method", second=e3[1])))
         out += packing_cost(w, packing, f"{st}, {comm}{where}")
         per_method = s.groupby("method", sort=False)["comm"].nunique()
         per_method = per_method[per_method > 1]
         meth = ordering_method(per_method.index)
         if meth:
-            e = extremes(s[s["method"] == meth], "mbps")
-            # a one-sided method's communicators each have their own window, and windows of one map differ
-            # by themselves (Open MPI's MPI_Win_allocate: bench/README.md, "window by window")
-            own = " (each communicator its own window)" if families(pd.Series([meth])).iloc[0] == schema.ONE_SIDED else ""
-            if e:
-                out.append(("rank ordering", spread(f"Rank ordering, halo {st}{where} with {meth}{own}", e[0], e[1],
-                                                     "comm", mbps, "communicator",
-                                                     ratio(e[0]["mbps"], e[1]["mbps"]))))
+            out += ordering(s[s["method"] == meth], meth, f"Rank ordering, halo {st}{where} with {meth}", nprocs)
         fam = families(w["method"])
         rma = w[fam == schema.ONE_SIDED]
         p2p = w[fam == schema.POINT_TO_POINT]

@@ -1,0 +1,154 @@
+"""The one judge across launches (mpimb.launches, docs/measurement.md "Launches and the one judge"): a set
+compared with itself is not called different, a real 5 % difference is found, one launch judges nothing, a
+launch shift larger than the noise inside a launch is not a difference, the margin's edge gets one verdict
+everywhere, launches alternated by scripts/launches are paired, a busy run is marked, and launches of one
+label that ran different builds are named."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import FIXTURES, cli, launch_set
+from mpimb import judge, launches
+from mpimb.paired import Paired
+
+EQUAL = FIXTURES / "equal"
+CLUSTER = FIXTURES / "clusterA"
+
+
+def compare(tmp: Path, a: Path, b: Path, capsys: pytest.CaptureFixture[str]) -> tuple[pd.DataFrame, str, str]:
+    out = tmp / "c.html"
+    r = cli("compare", str(a), str(b), "-o", str(out), "--csv", str(tmp / "r.csv"), capsys=capsys)
+    assert r.rc == 0, r.err
+    return pd.read_csv(tmp / "r.csv", keep_default_na=False), out.with_suffix(".md").read_text(), r.err
+
+
+def sig(w: pd.DataFrame, name: str) -> pd.Series:
+    return w[f"sig@{name}"].astype(str) == "True"
+
+
+def summary(md: str) -> str:
+    return md.split("## Summary", 1)[1].split("##", 1)[0]
+
+
+def test_equal_sets_are_not_called_different(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two sets of 5 launches drawn alike (a launch shift of 3 %, 1 % per row): no row called, and the summary
+    names no difference."""
+    a = launch_set(CLUSTER, tmp_path / "A", 5, shift=0.03, jitter=0.01, seed=1, label="A")
+    b = launch_set(CLUSTER, tmp_path / "B", 5, shift=0.03, jitter=0.01, seed=2, label="B")
+    w, md, _ = compare(tmp_path, a, b, capsys)
+    assert len(w) > 100
+    assert not sig(w, "B").any()
+    s = summary(md)
+    assert "within the noise" in s and "faster in 0, slower in 0" in s and "significantly" not in s
+    assert "Win:" not in s and "Loss:" not in s
+
+
+def test_five_percent_is_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """B 5 % slower everywhere, with the same launch-to-launch noise: found in at least 80 % of the rows (every
+    one called is slower), and the summary's geometric mean is called with its interval."""
+    a = launch_set(CLUSTER, tmp_path / "A", 5, shift=0.01, jitter=0.005, seed=1, label="A")
+    b = launch_set(CLUSTER, tmp_path / "B", 5, scale=1.05, shift=0.01, jitter=0.005, seed=2, label="B")
+    w, md, _ = compare(tmp_path, a, b, capsys)
+    called = sig(w, "B")
+    assert called.mean() >= 0.8
+    assert (w.loc[called, "ratio@B"].astype(float) > 1).all()
+    gm = re.search(r"B is (\d\.\d\d)× slower \(geometric mean of the time ratios [\d.]+, 95 % CI \[([\d.]+), "
+                   r"([\d.]+)\] across 5 launches\) — outside the noise", summary(md))
+    assert gm and 1.03 <= float(gm[1]) <= 1.07 and float(gm[2]) > 1.01
+
+
+def test_one_launch_judges_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One launch of A against 5 of B, twice as slow: ratios shown, none marked, every interval 'not judged (1
+    launch of A)', no geometric-mean verdict."""
+    a = launch_set(CLUSTER, tmp_path / "A", 1, seed=1, label="A")
+    b = launch_set(CLUSTER, tmp_path / "B", 5, scale=2.0, shift=0.01, seed=2, label="B")
+    w, md, _ = compare(tmp_path, a, b, capsys)
+    assert not sig(w, "B").any()
+    judged = w["ratio@B"] != ""
+    assert (w.loc[judged, "why@B"] == "not judged (1 launch of A)").all()
+    s = summary(md)
+    assert "not judged (1 launch of A); nothing is called" in s and "outside the noise" not in s
+    assert "↑" not in md and "↓" not in md
+
+
+def test_a_launch_shift_is_not_a_difference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each launch 10 % off at random, its own rows tight (0.2 %): one launch's intervals would call most rows,
+    the judge across launches calls none."""
+    a = launch_set(CLUSTER, tmp_path / "A", 4, shift=0.10, jitter=0.002, seed=3, label="A")
+    b = launch_set(CLUSTER, tmp_path / "B", 4, shift=0.10, jitter=0.002, seed=4, label="B")
+    one = [(pd.read_csv(next(a.glob("*launch-1.csv"))), pd.read_csv(next(b.glob("*launch-1.csv"))))][0]
+    x, y = one[0]["time_median_s"], one[1]["time_median_s"]
+    apart = (one[1]["time_ci_lo_s"] > one[0]["time_ci_hi_s"]) | (one[1]["time_ci_hi_s"] < one[0]["time_ci_lo_s"])
+    assert (x > 0).all() and (y > 0).all() and apart.mean() > 0.5  # the single launches' intervals "differ"
+    w, _, _ = compare(tmp_path, a, b, capsys)
+    assert not sig(w, "B").any()
+
+
+def test_the_margins_edge_gets_one_verdict_everywhere() -> None:
+    """[1.004, 1.009] lies inside 1 ± 1 %: within the noise for the rule, a paired ratio of rounds, a ratio
+    across launches and the findings' verdict; [1.011, 1.02] is called by each."""
+    assert not launches.outside(1.004, 1.009) and launches.outside(1.011, 1.02)
+    inside, beyond = Paired(1.006, 1.004, 1.009, 40), Paired(1.015, 1.011, 1.02, 40)
+    assert not inside.called and beyond.called
+    assert judge.paired_verdict(inside) == "noise" and judge.paired_verdict(beyond) == "called"
+    a = np.ones(5)
+    assert not launches.ratio(a, a * 1.0065, True).called  # interval [1.0065, 1.0065]
+    assert launches.ratio(a, a * 1.015, True).called
+    row = pd.Series({"time_median_s": 1.0, "launch_times": tuple(a), "launch_ids": tuple("12345")})
+    assert judge.verdict(row, pd.Series({**row, "launch_times": tuple(a * 1.0065)})) == "noise"
+    assert judge.verdict(row, pd.Series({**row, "launch_times": tuple(a * 1.015)})) == "called"
+
+
+def test_alternated_launches_are_paired(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Launches of one scripts/launches series (the i-th of A and B side by side), each drawing a 10 % shift
+    that both sides share: paired per launch, a 5 % difference is called in every row; the same files without
+    the series (unpaired) call none."""
+    for series, want in (("s1", True), (None, False)):
+        d = tmp_path / str(series)
+        a = launch_set(CLUSTER, d / "A", 5, shift=0.10, seed=7, series=series, label="A")
+        b = launch_set(CLUSTER, d / "B", 5, scale=1.05, shift=0.10, seed=7, series=series, label="B")
+        w, _, _ = compare(d, a, b, capsys)
+        called = sig(w, "B")[w["ratio@B"] != ""]
+        assert len(called) > 100 and (called.all() if want else not called.any()), series
+
+
+def test_findings_across_launches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A set of 5 launches: findings judge across them, paired per launch (two configurations of one launch),
+    and say so; one launch says that its verdict holds for that launch."""
+    s = launch_set(EQUAL, tmp_path / "set", 5, shift=0.03, jitter=0.01, seed=1)
+    f = cli("findings", str(s), capsys=capsys)
+    assert f.rc == 0, f.err
+    assert "paired over 5 launches" in f.out and "in this launch" not in f.out
+    one = cli("findings", str(EQUAL), capsys=capsys)
+    assert "in this launch" in one.out and "launches" not in one.out.split("):", 1)[1].replace(
+        "judge across launches", "")
+
+
+def test_a_busy_run_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run whose JSON says "busy": true: every finding carries the mark; compare marks its ratios and
+    summary."""
+    s = launch_set(EQUAL, tmp_path / "busy", 1, seed=1, label="busy")
+    for j in s.glob("*.json"):
+        j.write_text(json.dumps({**json.loads(j.read_text()), "busy": True}))
+    f = cli("findings", str(s), capsys=capsys)
+    body = [ln for ln in f.out.splitlines()[1:] if ln.strip()]
+    assert body and all(judge.BUSY in ln for ln in body)
+    _, md, _ = compare(tmp_path, EQUAL, s, capsys)
+    assert judge.BUSY.strip() in summary(md) and "¤" in md
+
+
+def test_launches_of_different_builds_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two launches of one label whose JSON names different commits: one warning names both files."""
+    s = launch_set(EQUAL, tmp_path / "set", 2, seed=1)
+    j = sorted(s.glob("*.json"))[1]
+    j.write_text(json.dumps({**json.loads(j.read_text()), "git_commit": "fedcba987654"}))
+    f = cli("findings", str(s), capsys=capsys)
+    assert f.rc == 0
+    warn = [ln for ln in f.err.splitlines() if "different builds" in ln]
+    assert len(warn) == 1 and "fedcba987654" in warn[0] and j.with_suffix(".csv").name in warn[0]
