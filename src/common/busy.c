@@ -9,7 +9,8 @@
  *   others' share = (busy jiffies - ranks' CPU time) / (busy + idle jiffies)
  *
  * the denominator being the PUs' elapsed time as the kernel counted it (a
- * PU going offline does not count).  Steal time is busy: the hypervisor gave
+ * PU going offline does not count); a run shorter than MB_LOAD_MIN_S has
+ * no share.  Steal time is busy: the hypervisor gave
  * the PU to someone else.  The run is busy when the busiest node's share
  * passes MB_BUSY_THRESHOLD; the JSON's "busy" and "load" say so. */
 #include "internal.h"
@@ -31,6 +32,13 @@
  * measures 0-3 %, a process spinning on one of 2 PUs about 50 %
  * (docs/measurement.md, "A busy machine"). */
 #define MB_BUSY_THRESHOLD 0.10
+
+/* /proc/stat counts in clock ticks (1/100 s here): each PU's busy count is
+ * off by up to a tick at each end, so a share needs at least this many
+ * seconds between the samples to be within 4 % (2 ticks in 50). */
+#define MB_LOAD_MIN_S 0.5
+#define MB_STR_(x) #x
+#define MB_STR(x) MB_STR_(x)
 
 enum { NOT_SAMPLED, STARTED, MEASURED, UNAVAILABLE };
 
@@ -135,11 +143,12 @@ void mb_load_end(struct mb_run *run)
         /* per node: share (< 0: none), PUs, the reason it has none, its leader's world rank */
         double mine[4] = {-1, L.npus, L.err, run->rank}, *all = NULL;
         double busy = s1.busy - L.s0.busy, total = s1.total - L.s0.total;
-        if (!L.err && total > 0) {
-            double x = (busy - node_own * (double)sysconf(_SC_CLK_TCK)) / total;
+        double tick = (double)sysconf(_SC_CLK_TCK);
+        if (!L.err && total >= MB_LOAD_MIN_S * tick * L.npus) {
+            double x = (busy - node_own * tick) / total;
             mine[0] = x < 0 ? 0 : x > 1 ? 1 : x;
         } else if (!L.err) {
-            mine[2] = -3; /* not one clock tick between the samples */
+            mine[2] = -3; /* too short for the ticks */
         }
         if (run->rank == 0) all = malloc((size_t)run->nnodes * sizeof mine);
         MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, run->nodes.leaders);
@@ -158,7 +167,8 @@ void mb_load_end(struct mb_run *run)
                     snprintf(what, sizeof what, "%s",
                              e == -1   ? "the PUs its ranks use are not known (hwloc)"
                              : e == -2 ? "/proc/stat lists none of the PUs its ranks use"
-                                       : "not one clock tick of /proc/stat between the samples");
+                                       : "under " MB_STR(MB_LOAD_MIN_S) " s between the samples, too short for "
+                                         "/proc/stat's clock ticks");
                 L.state = UNAVAILABLE;
                 snprintf(L.why, sizeof L.why, "unavailable: %s on %s", what, mb_meta_host((int)all[4 * failed + 3]));
             } else {
