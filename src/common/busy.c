@@ -10,9 +10,9 @@
  *
  * the denominator being the PUs' elapsed time as the kernel counted it (a
  * PU going offline does not count); a run shorter than MB_LOAD_MIN_S has
- * no share.  Steal time is busy: the hypervisor gave
- * the PU to someone else.  The run is busy when the busiest node's share
- * passes MB_BUSY_THRESHOLD; the JSON's "busy" and "load" say so. */
+ * no share.  Steal time is busy: the hypervisor gave the PU to someone
+ * else.  The run is busy when the busiest node's share passes
+ * MB_BUSY_THRESHOLD; the JSON's "busy" and "load" say so. */
 #include "internal.h"
 
 #include <errno.h>
