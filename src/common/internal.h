@@ -152,6 +152,26 @@ void mb_findings_after(const char *prog, const char *csv_path);
 
 /* meta.c: the binding check (rank 0 prints the warning once) */
 void mb_binding_warn(struct mb_run *run);
+/* meta.c, rank 0 at mb_finish: a busy machine (mb_load_line) and a run
+ * whose intervals are mostly wider than their medians, one line each */
+void mb_print_end_caveats(FILE *f, const struct mb_run *run);
+/* meta.c: collective; the PUs this rank's host's ranks use, as a cpu list
+ * ("" where not known; not under SMPI), and rank r's host name (rank 0) */
+void mb_meta_host_cpus(const struct mb_run *run, char *list, size_t len);
+const char *mb_meta_host(int rank);
+/* meta.c: MPIMB_LAUNCH (series=TOKEN;index=I;of=N, from the script that runs
+ * N launches): NULL or why it is bad (one line); the JSON's "launch" */
+const char *mb_launch_parse(const char *value);
+
+/* busy.c: how much of the ranks' PUs other processes took while the run
+ * measured (/proc/stat against the ranks' own CPU time).  mb_load_start
+ * (mb_init, once the bindings are known) and mb_load_end (mb_finish) are
+ * collective over world. */
+void mb_load_start(struct mb_run *run);
+void mb_load_end(struct mb_run *run);
+int mb_load_busy(void);                  /* 1 busy, 0 not, -1 not known */
+void mb_load_json(FILE *f);              /* the JSON's "busy" and "load" lines */
+int mb_load_line(char *buf, size_t len); /* 1 and the caveat when busy, else 0 */
 
 /* watchdog.c */
 void mb_watchdog_start(const char *prog, int rank);

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <hwloc.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,6 +68,56 @@ void mb_utc_now(char *buf, size_t len, int compact)
     strftime(buf, len, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* MPIMB_LAUNCH=series=TOKEN;index=I;of=N: which of N launches of one
+ * configuration this run is (set by the script that runs the series). */
+static struct {
+    int set;
+    char series[65];
+    long index, of;
+} launch;
+
+/* [s, ...) starts with key=DIGITS up to end (';' or the string's end): the number, or -1 */
+static long launch_number(const char *s, const char *key, char end, const char **next)
+{
+    size_t k = strlen(key), n = 0;
+    if (strncmp(s, key, k)) return -1;
+    s += k;
+    long v = 0;
+    while (s[n] >= '0' && s[n] <= '9' && n < 6) v = 10 * v + (s[n++] - '0');
+    if (n == 0 || s[0] == '0' || s[n] != end) return -1;
+    *next = s + n + (end ? 1 : 0);
+    return v;
+}
+
+const char *mb_launch_parse(const char *v)
+{
+    static char why[256];
+    if (!v) return NULL;
+    const char *p = v, *t = v;
+    size_t len = 0;
+    int ok = !strncmp(p, "series=", 7);
+    if (ok) {
+        t = p += 7;
+        while (t[len] && (strchr("._-", t[len]) || (t[len] >= '0' && t[len] <= '9') ||
+                          ((t[len] | 32) >= 'a' && (t[len] | 32) <= 'z')))
+            len++;
+        ok = len >= 1 && len <= 64 && t[len] == ';';
+        p = t + len + 1;
+    }
+    long i = ok ? launch_number(p, "index=", ';', &p) : -1, n = i > 0 ? launch_number(p, "of=", 0, &p) : -1;
+    if (!ok || i < 1 || n < i || n > 10000) {
+        snprintf(why, sizeof why, "MPIMB_LAUNCH='%.60s%s' is not series=TOKEN;index=I;of=N (TOKEN: 1 to 64 of "
+                                  "A-Z a-z 0-9 . _ -; 1 <= I <= N <= 10000)",
+                 v, strlen(v) > 60 ? "..." : "");
+        return why;
+    }
+    launch.set = 1;
+    snprintf(launch.series, sizeof launch.series, "%.*s", (int)len, t);
+    launch.index = i;
+    launch.of = n;
+    return NULL;
+}
+
 #ifndef MB_SIMULATED
 static int count_type(hwloc_topology_t t, hwloc_obj_type_t type)
 {
@@ -110,27 +161,37 @@ static int shared_cpus(int nprocs)
 #endif
 
 #ifndef MB_SIMULATED
-/* Rank 0: per host, the union of its ranks' cpu sets (an unbound rank's is
- * everything it may use) against ranks x threads; keeps the most loaded. */
+/* Rank 0: the union of the cpu sets of rank r's host's ranks (an unbound
+ * rank's is everything it may use) into set; returns how many ranks the host
+ * has, negated when some rank's set is not known. */
+static int host_cpus(int nprocs, int r, hwloc_bitmap_t set, hwloc_bitmap_t one)
+{
+    const char *rec = M.recs + (size_t)r * REC;
+    int ranks = 0, known = 1;
+    hwloc_bitmap_zero(set);
+    for (int q = 0; q < nprocs; q++) {
+        const char *other = M.recs + (size_t)q * REC;
+        if (strcmp(rec, other)) continue;
+        ranks++;
+        if (hwloc_bitmap_list_sscanf(one, other + REC / 2)) known = 0;
+        else hwloc_bitmap_or(set, set, one);
+    }
+    return known ? ranks : -ranks;
+}
+
+/* Rank 0: per host, its ranks' PUs against ranks x threads; keeps the most loaded. */
 static void oversubscription(const struct mb_run *run)
 {
     long T = run->prog->threads_var ? *run->prog->threads_var : 1;
     hwloc_bitmap_t set = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
     for (int r = 0; r < run->nprocs; r++) {
         const char *rec = M.recs + (size_t)r * REC;
-        int first = 1, ranks = 0, known = 1;
+        int first = 1;
         for (int q = 0; q < r && first; q++) first = strcmp(rec, M.recs + (size_t)q * REC) != 0;
         if (!first) continue; /* hosts are counted at their first rank */
-        hwloc_bitmap_zero(set);
-        for (int q = r; q < run->nprocs; q++) {
-            const char *other = M.recs + (size_t)q * REC;
-            if (strcmp(rec, other)) continue;
-            ranks++;
-            if (hwloc_bitmap_list_sscanf(one, other + REC / 2)) known = 0;
-            else hwloc_bitmap_or(set, set, one);
-        }
-        int pus = known ? hwloc_bitmap_weight(set) : 0;
-        long load = ranks * T;
+        int ranks = host_cpus(run->nprocs, r, set, one);
+        int pus = ranks > 0 ? hwloc_bitmap_weight(set) : 0;
+        long load = (long)ranks * T;
         if (pus > 0 && (M.os_pus == 0 || load * M.os_pus > (long)M.os_ranks * M.os_threads * pus)) {
             M.os_ranks = ranks;
             M.os_threads = T;
@@ -141,7 +202,34 @@ static void oversubscription(const struct mb_run *run)
     hwloc_bitmap_free(set);
     hwloc_bitmap_free(one);
 }
+
+/* Collective over world: every rank gets the PUs its host's ranks use (the
+ * union oversubscription() weighs) as a list ("0-3,8"), or "" where some
+ * rank's are not known. */
+void mb_meta_host_cpus(const struct mb_run *run, char *list, size_t len)
+{
+    char *all = NULL;
+    if (run->rank == 0) {
+        all = calloc((size_t)run->nprocs, len);
+        hwloc_bitmap_t set = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
+        for (int r = 0; r < run->nprocs; r++) {
+            char *mine = all + (size_t)r * len;
+            int q = 0;
+            while (strcmp(M.recs + (size_t)q * REC, M.recs + (size_t)r * REC)) q++;
+            if (q < r) /* the host's first rank has it already */
+                memcpy(mine, all + (size_t)q * len, len);
+            else if (host_cpus(run->nprocs, r, set, one) > 0 && hwloc_bitmap_list_snprintf(mine, len, set) >= (int)len)
+                mine[0] = 0; /* cut short: not known */
+        }
+        hwloc_bitmap_free(set);
+        hwloc_bitmap_free(one);
+    }
+    MPI_Scatter(all, (int)len, MPI_CHAR, list, (int)len, MPI_CHAR, 0, run->world);
+    free(all);
+}
 #endif
+
+const char *mb_meta_host(int rank) { return M.recs ? M.recs + (size_t)rank * REC : "unknown"; }
 
 int mb_oversubscribed(void) { return M.os_pus > 0 && (long)M.os_ranks * M.os_threads > M.os_pus; }
 
@@ -155,6 +243,33 @@ void mb_print_caveats(FILE *f, const struct mb_run *run)
     if (run->opts.max_reps < MB_CI_MIN_REPS)
         fprintf(f, "%s: at most %ld repetitions per test, fewer than the %d a 95 %% interval needs: no verdicts\n",
                 run->opts.quick ? "--quick" : "--max-reps", run->opts.max_reps, MB_CI_MIN_REPS);
+}
+
+/* Rank 0: measured rows (those with a 95 % interval) and how many of them
+ * have an interval wider than their median. */
+static int wide_rows(const struct mb_run *run, int *measured)
+{
+    int wide = 0;
+    *measured = 0;
+    for (int i = 0; i < run->nrows; i++) {
+        const struct mb_stats *t = &run->rows[i].t;
+        if (run->rows[i].na || !isfinite(t->ci_lo) || !isfinite(t->ci_hi) || !(t->median > 0)) continue;
+        ++*measured;
+        wide += t->ci_hi - t->ci_lo > t->median;
+    }
+    return wide;
+}
+
+void mb_print_end_caveats(FILE *f, const struct mb_run *run)
+{
+    if (run->rank != 0) return;
+    char line[400];
+    if (mb_load_line(line, sizeof line)) fprintf(f, "BUSY: %s\n", line);
+    int measured, wide = wide_rows(run, &measured);
+    if (2 * wide > measured)
+        fprintf(f, "WIDE INTERVALS: %d of %d measured rows have a 95 %% interval wider than their median: this run "
+                   "is too noisy to judge anything by\n",
+                wide, measured);
 }
 
 void mb_binding_warn(struct mb_run *run)
@@ -316,6 +431,11 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
     mb_json_str(f, run->prog->name);
     fputs(",\n  \"label\": ", f);
     mb_json_str(f, run->label);
+    if (launch.set) {
+        fputs(",\n  \"launch\": {\"series\": ", f);
+        mb_json_str(f, launch.series);
+        fprintf(f, ", \"index\": %ld, \"of\": %ld}", launch.index, launch.of);
+    }
     fputs(",\n  \"suite_version\": ", f);
     mb_json_str(f, mb_suite_version);
     fputs(",\n  \"git_commit\": ", f);
@@ -356,6 +476,7 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
         fprintf(f, ", \"ranks\": %d, \"threads_per_rank\": %ld, \"pus\": %d},\n", M.os_ranks, M.os_threads,
                 M.os_pus);
     }
+    mb_load_json(f); /* how much of the ranks' PUs others took */
     fputs("  \"csv\": ", f);
     mb_json_str(f, strrchr(run->csv_path, '/') ? strrchr(run->csv_path, '/') + 1 : run->csv_path);
     fprintf(f, ",\n  \"rows\": %d,\n  \"mpi\": {\n    \"built_with\": \"%s\",\n    \"library_version\": ",

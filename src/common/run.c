@@ -385,6 +385,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     if (!err && trace_err[0]) err = trace_err;
     free(given);
     if (!err) err = mb_fault_parse(getenv("MPIMB_FAULT"));
+    if (!err) err = mb_launch_parse(getenv("MPIMB_LAUNCH"));
     if ((err || action) && !launched()) { /* a process alone: its one line needs no MPI (nor its seconds) */
         if (err) fprintf(stderr, "%s: %s\n", prog->name, err);
         else answer(prog, action);
@@ -419,6 +420,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
 
     mb_run_ids(run);
     mb_meta_gather(run);
+    mb_load_start(run); /* the machine's load while the run measures: from here to mb_finish */
     struct {
         int code;
         char msg[512];
@@ -528,6 +530,7 @@ int mb_finish(struct mb_run *run)
 {
     mb_watchdog_stop();
     mb_costs_rss(run);
+    mb_load_end(run);
     int code = run->nfailed ? 1 : 0, traced = mb_trace_end(run);
     if (traced) code = traced;
     if (run->rank == 0) {
@@ -536,6 +539,7 @@ int mb_finish(struct mb_run *run)
             snprintf(n, sizeof n, "%d", run->nfailed);
             mb_meta_add(run, "verification_failures", n);
         }
+        mb_print_end_caveats(stdout, run); /* busy machine, wide intervals */
         mb_outputs_land(); /* a run that measured nothing */
         if (mb_meta_write(run, 1)) {
             fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->json_path, strerror(errno));
