@@ -85,14 +85,15 @@ shq() {
 }
 
 # Where the configuration's complete results are: prints the job directory
-# holding a PROGRAM-*.json with "complete": true for CONFIG, if there is one.
+# holding a PROGRAM-*.json with "complete": true for CONFIG, or a series of
+# launches (sweep --launches N) that finished, if there is one.
 complete_dir() { # sweepdir config program
     local d
     for d in "$1"/*/; do
         d=${d%/}
         [[ -f "$d/job.json" ]] || continue
         grep -q "\"config\": \"$2\"" "$d/job.json" || continue
-        if grep -qs '"complete": true' "$d/$3"-*.json; then
+        if grep -qs '"complete": true' "$d/$3"-*.json || grep -qs '^  "status": "complete",$' "$d/launches/launches.json"; then
             printf '%s\n' "$d"
             return 0
         fi
