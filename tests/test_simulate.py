@@ -96,6 +96,52 @@ def check_simulated_meta(run: Run, platform: str) -> dict:
 # ------------------------------------------------------------ the script
 
 
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "missing PROGRAM"),
+        (["nosuch", "-n", "2", "--platform", "two-node"], "unknown program 'nosuch'"),
+        (["halocompare", "--platform", "two-node"], "missing -n"),
+        (
+            ["halocompare", "-n", "0", "--platform", "two-node"],
+            "-n must be a positive integer, got '0'",
+        ),
+        (
+            ["halocompare", "-n", "x", "--platform", "two-node"],
+            "-n must be a positive integer, got 'x'",
+        ),
+        (["halocompare", "-n", "2"], "missing --platform"),
+        (
+            ["halocompare", "-n", "2", "--platform", "nosuch"],
+            "unknown platform 'nosuch'",
+        ),
+        (
+            ["halocompare", "-n", "3", "--platform", "two-node"],
+            "platform 'two-node' has 2 hosts: -n 3 needs --ppn 2",
+        ),
+        (
+            ["halocompare", "-n", "2", "--platform", "two-node", "--ppn", "0"],
+            "--ppn must be a positive integer",
+        ),
+        (
+            ["halocompare", "-n", "2", "--platform", "two-node", "--cfg", "nocolon"],
+            "--cfg must be KEY:VALUE",
+        ),
+        (
+            [
+                "halocompare",
+                "-n",
+                "2",
+                "--platform",
+                "two-node",
+                "--host-speed",
+                "fast",
+            ],
+            "--host-speed must be",
+        ),
+        (["--bogus"], "unknown option '--bogus'"),
+    ],
+)
 def test_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
     p = simulate(*args, cwd=tmp_path, timeout=60)
     assert p.returncode == 2
