@@ -301,13 +301,20 @@ venv: $(VENV)/.stamp
 
 # make run: the main job — halocompare on 4 processes (fewer where the
 # machine has fewer cores; RUN_NP=N to choose; RUN_ARGS="..." adds
-# halocompare options, e.g. RUN_ARGS="--quick"), table on stdout,
-# CSV + JSON under results/, then the HTML report of that run.
+# halocompare options, e.g. RUN_ARGS="--quick"; RUN_LAUNCHES=N launches
+# into one result set, default 1), table on stdout, CSV + JSON under
+# results/, then the HTML report of the set.  The three reach
+# scripts/run-main through the environment, never through the recipe's
+# shell text, which a quote in them would break (or a '; cmd' run).
 RUN_NP ?=
 RUN_ARGS ?=
+RUN_LAUNCHES ?= 1
+run: export RUN_NP := $(RUN_NP)
+run: export RUN_ARGS := $(RUN_ARGS)
+run: export RUN_LAUNCHES := $(RUN_LAUNCHES)
 run: deps
 	@$(MAKE) --no-print-directory all venv
-	RUN_ARGS='$(RUN_ARGS)' scripts/run-main $(RUN_NP)
+	scripts/run-main
 
 # make test: every build variant, then the whole suite (pytest; its 30
 # slowest tests are listed at the end).  The virtual environment (pip, one

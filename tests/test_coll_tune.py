@@ -196,8 +196,9 @@ def test_tuning_option_bad_input(tmp_path: Path) -> None:
 
 
 def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:
-    """scripts/coll-tune-check: launches without and with the written file, and tune --check's table and
-    findings over them (one round: not judged, which the sentence says)."""
+    """scripts/coll-tune-check: launches without and with the written file (two configurations of one
+    scripts/launches series), and tune --check's table and findings over them (one round: not judged,
+    which the sentence says)."""
     lib, r = measured
     if lib != "openmpi":
         pytest.skip("MPICH busy-polls: one library is enough for the script")
@@ -206,23 +207,49 @@ def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:
     subprocess.run([report, "tune", str(r.csv_path), "-o", str(rules)], check=True,  # type: ignore[attr-defined]
                    capture_output=True)
     out = tmp_path / "loop"
-    p = subprocess.run([str(ROOT / "scripts/coll-tune-check"), "--tuning", str(rules), "--rounds", "1", "-o", str(out),
-                        "--", "--tests", "allreduce", "--quick", "-m", "8:16"],
-                       capture_output=True, text=True, timeout=300, check=False)
+    check = [str(ROOT / "scripts/coll-tune-check"), "--tuning", str(rules), "--rounds", "1", "-o", str(out), "--",
+             "--tests", "allreduce", "--quick", "-m", "8:16"]
+    p = subprocess.run(check, capture_output=True, text=True, timeout=300, check=False)
     assert p.returncode == 0, p.stderr
-    assert sorted(x.name for x in out.glob("*.csv")) == ["default-1.csv", "tuned-1.csv"]
-    tuned = (out / "tuned-1.csv").read_text()
-    assert f"tuning={rules.name}" in tuned and "tuning=" not in (out / "default-1.csv").read_text()
+    assert sorted(str(x.relative_to(out)) for x in out.rglob("*.csv")) == ["default/launch-1.csv", "tuned/launch-1.csv"]
+    tuned = (out / "tuned" / "launch-1.csv").read_text()
+    assert f"tuning={rules.name}" in tuned and "tuning=" not in (out / "default" / "launch-1.csv").read_text()
+    series = json.loads((out / "launches.json").read_text())
+    assert series["status"] == "complete" and sorted(series["orders"][0]) == ["default", "tuned"]
     assert "tuned / default [95 %]" in p.stdout and "best user-level" in p.stdout
     assert f"Tuning file {rules.name}" in p.stdout and "not judged (1 launch pairs" in p.stdout
     # mpimb-report says the same as the script's stdout (one judgement)
     q = subprocess.run([report, "tune", "--check", str(out)], capture_output=True, text=True, check=True)
     assert q.stdout in p.stdout
+    # the directory again: refused before anything runs, the earlier launches untouched (issue 44 item 11)
+    before = sorted(str(x.relative_to(out)) for x in out.rglob("*"))
+    q = subprocess.run(check, capture_output=True, text=True, timeout=60, check=False)
+    assert q.returncode == 2 and q.stderr.startswith("coll-tune-check: -o") and len(q.stderr.splitlines()) == 1, \
+        q.stderr
+    assert sorted(str(x.relative_to(out)) for x in out.rglob("*")) == before
     # results without a tuned launch: one line, exit 1
-    (out / "tuned-1.csv").unlink()
-    (out / "tuned-1.json").unlink()
+    (out / "tuned" / "launch-1.csv").unlink()
+    (out / "tuned" / "launch-1.json").unlink()
     q = subprocess.run([report, "tune", "--check", str(out)], capture_output=True, text=True, check=False)
     assert q.returncode == 1 and len(q.stderr.splitlines()) == 1, q.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--rounds", "99999999999999999999"], "--rounds must be an integer from 1 to 10000"),
+    (["--rounds", "0"], "--rounds must be"), (["--rounds", "x"], "--rounds must be"),
+    (["--seed", "99999999999999999999"], "--seed must be"),
+    (["--timeout", "99999999999999999999"], "--timeout must be"),
+    (["-n", "99999999999999999999"], "-n must be")])
+def test_loop_bad_input(args: list[str], words: str, tmp_path: Path) -> None:
+    """Numbers are checked by their digits, not by bash arithmetic (which wraps past 2^63): one line, exit 2,
+    nothing written."""
+    rules = tmp_path / "rules.conf"
+    rules.write_text("1\n")
+    out = tmp_path / "loop"
+    p = subprocess.run([str(ROOT / "scripts/coll-tune-check"), "--tuning", str(rules), "-o", str(out), *args],
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and words in p.stderr, p.stderr
+    assert not out.exists()
 
 
 def test_launch_pairs_meet_whatever_their_start() -> None:

@@ -365,7 +365,7 @@ def test_two_libraries_two_builds_and_install_says_which(clone: Clone, tmp_path:
 def test_make_run_job(clone: Clone) -> None:
     """What `make run` runs once it has built (scripts/run-main), the README's first command, with the root
     binaries of each library in turn: that library's launcher with one rank per core, halocompare with
-    RUN_ARGS added, the CSV and JSON under results/ as the README names them, the findings (the environment's
+    RUN_ARGS added, one launch (scripts/launches) whose CSV and JSON are under results/ as the README names them, the findings (the environment's
     default, not the tests' MPIMB_REPORT=none) and the report of that run, said once."""
     src = clone.path
     (src / ".venv").symlink_to(ROOT / ".venv")  # what `make run` builds before run-main
@@ -381,10 +381,11 @@ def test_make_run_job(clone: Clone) -> None:
                 p = subprocess.run(["scripts/run-main", "2"], cwd=src, capture_output=True, text=True, timeout=300,
                                    env=env, check=False)
             assert p.returncode == 0, p.stderr[-3000:]
-            said = [line for line in p.stderr.splitlines() if line.startswith("+ ")]
-            m = re.fullmatch(rf"\+ {re.escape(launch[lib])} ./halocompare -o "
-                             r"(results/halocompare-[A-Za-z0-9._-]+-np2-\d{8}T\d{6}Z\.csv) "
-                             r"--quick --comms world --methods irecv-isend", said[0] if said else "")
+            said = [line for line in p.stderr.splitlines() if line.startswith("launches: round ")]
+            m = re.fullmatch(rf"launches: round 1/1, halocompare: {re.escape(launch[lib])} ./halocompare "
+                             r"--quick --comms world --methods irecv-isend -o "
+                             r"(results/halocompare-[A-Za-z0-9._-]+-np2-\d{8}T\d{6}Z/halocompare/launch-1\.csv)",
+                             said[0] if said else "")
             assert m and len(said) == 1, p.stderr[-3000:]
             out = src / m.group(1)
             rows = list(csv.DictReader(out.open()))

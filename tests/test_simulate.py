@@ -1,6 +1,6 @@
 """Virtual clusters (issue 11): the suite on SimGrid SMPI platforms.
 
-- scripts/simulate: usage errors, the smpirun command it builds, shellcheck;
+- scripts/simulate: usage errors, the smpirun command it builds (shellcheck: tests/test_scripts.py);
 - platforms/: every file parses, cites its figures, has the hosts it claims;
 - a 1024-rank simulated halocompare run (torus-bgl), collectives and pingpong
   at 1024 simulated ranks (fat-tree);
@@ -94,20 +94,6 @@ def check_simulated_meta(run: Run, platform: str) -> dict:
 
 
 # ------------------------------------------------------------ the script
-
-
-def test_shellcheck() -> None:
-    if not shutil.which("shellcheck"):
-        pytest.skip("shellcheck not installed")
-    scripts = [SIMULATE, ROOT / "bench" / "simulated" / "run.sh"]
-    p = subprocess.run(
-        ["shellcheck", *map(str, scripts)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert p.returncode == 0, p.stdout
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,6 @@ from slurm_cluster import SlurmCluster, missing_tools
 
 SWEEP = ROOT / "slurm" / "sweep"
 COLLECT = ROOT / "slurm" / "collect"
-SCRIPTS = [SWEEP, COLLECT, ROOT / "slurm" / "lib" / "common.sh", ROOT / "slurm" / "lib" / "job-record"]
 MPIEXEC_OMPI = "mpiexec.openmpi --oversubscribe" + (" --allow-run-as-root" if os.geteuid() == 0 else "")
 # Tiny jobs: halocompare with one method, communicator and stencil, one repetition (MPICH busy-polls;
 # what is checked is the job's record, not a measurement).
@@ -66,6 +66,9 @@ def files_under(d: Path) -> list[Path]:
         (["--modules", "ok bad;rm"], "--modules: bad module name 'bad;rm'"),
         (["--args", "rma=-x"], "--args names 'rma', which --programs does not list"),
         (["--args", "halocompare=--label x"], "program option '--label' is set by the sweep"),
+        (["--launches", "0"], "--launches must be an integer from 1 to 10000, got '0'"),
+        (["--launches", "x"], "--launches must be an integer from 1 to 10000, got 'x'"),
+        (["--launches", "99999999999999999999"], "--launches must be an integer from 1 to 10000"),
     ],
 )
 def test_sweep_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
@@ -143,6 +146,19 @@ def test_dry_run_prints_plain_sbatch_scripts(tmp_path: Path) -> None:
         assert all(not line.startswith("#SBATCH") for line in lines[first_cmd:])
 
 
+def test_dry_run_launches(tmp_path: Path) -> None:
+    """--launches N: the job runs the program N times through scripts/launches (one srun each, into
+    launches/PROGRAM/launch-I.csv, the sweep's label kept); without it, one srun as before."""
+    (one,) = dry_run(tmp_path, "--", "--quick")
+    (three,) = dry_run(tmp_path, "--launches", "03", "--", "--quick")
+    exe = shlex.quote(str(bindir("mpich") / "halocompare"))
+    assert f'\nsrun --cpu-bind=cores {exe} -o "$out" --label lab --quick > "$out/halocompare.txt"\n' in one
+    assert "scripts/launches" not in one and "launches" not in one.split("#SBATCH --output")[0]
+    assert (f'\n"$mpimb/scripts/launches" --launches 3 -o "$out/launches" --keep-labels --quiet -- halocompare: '
+            f"srun --cpu-bind=cores {exe} --label lab --quick\nrc=$?\n") in three
+    assert "1 rank per node, 3 launches." in three
+
+
 def test_dry_run_array_and_mpiexec(tmp_path: Path) -> None:
     (s,) = dry_run(tmp_path, "--array", "-N", "2", "-p", "halocompare,threads", "-t", "2,4", "--launcher", "mpiexec",
                    "--mpiexec", "mpiexec.openmpi --bind-to core")  # fmt: skip
@@ -168,12 +184,12 @@ def test_job_never_reuses_another_jobs_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not shutil.which("shellcheck"), reason="shellcheck not installed (scripts/install-deps --test)")
-def test_shellcheck_clean(tmp_path: Path) -> None:
-    p = run(["shellcheck", "-x", *SCRIPTS], timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
-    # ... and so are the job scripts it writes
+def test_job_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
+    """The job scripts slurm/sweep writes (the scripts themselves: tests/test_scripts.py's one test)."""
     scripts = dry_run(tmp_path, "-N", "1,2", "--modules", "m/1", "--", "--quick", "--comms", "a b")
     scripts += dry_run(tmp_path, "--array", "-p", "halocompare,threads", "-t", "2", "--launcher", "mpiexec")
+    scripts += dry_run(tmp_path, "--launches", "3", "-p", "halocompare,threads", "-t", "2", "--", "--comms", "a b")
+    scripts += dry_run(tmp_path, "--launches", "2", "--array", "-p", "halocompare,threads", "-t", "2")
     for i, s in enumerate(scripts):
         f = tmp_path / f"job{i}.sh"
         f.write_text(s)
@@ -311,6 +327,37 @@ def test_resume_skips_complete_configurations(cluster: SlurmCluster, results: Pa
     assert "1 of 1 job(s) completed" in p.stdout
     # the report of these results is test_sweep_on_real_slurm's: here only what collect lists
     assert collect(cluster, results, label, "--no-report")[n2["config"]]["status"] == "complete"
+
+
+def test_launches_in_a_job(cluster: SlurmCluster, results: Path) -> None:
+    """--launches 2: each node count's job runs the program twice (one launcher call each) into one
+    result set, every launch's JSON complete with the sweep's label and the Slurm record; --resume
+    takes such a job as complete."""
+    label = "launches"
+    args = ["--label", label, "--bindir", str(bindir("openmpi")), "--launcher", "mpiexec", "--mpiexec", MPIEXEC_OMPI,
+            "-N", "1,2", "--launches", "2", "--wait"]
+    p = sweep(cluster, results, *args, *TINY)
+    assert p.returncode == 0, p.stdout + p.stderr + cluster.logs()
+    jobs = manifest(results, label)
+    assert len(jobs) == 2
+    for j in jobs:
+        d = results / label / j["job_id"]
+        nodes = int(j["config"].split("-N")[1].split("-")[0])
+        job = json.loads((d / "job.json").read_text())
+        assert job["status"] == "completed" and job["config"] == j["config"], job
+        series = json.loads((d / "launches" / "launches.json").read_text())
+        assert series["status"] == "complete" and series["orders"] == [["halocompare"], ["halocompare"]]
+        assert series["configurations"][0]["command"][:3] == MPIEXEC_OMPI.split()[:3]
+        got = sorted(x.name for x in (d / "launches" / "halocompare").iterdir() if not x.name.endswith("-rounds.csv"))
+        assert got == [f"launch-{i}.{e}" for i in (1, 2) for e in ("csv", "json", "txt")]
+        for i in (1, 2):
+            meta = json.loads((d / "launches" / "halocompare" / f"launch-{i}.json").read_text())
+            assert meta["complete"] is True and meta["label"] == label and meta["nprocs"] == nodes
+            assert meta["slurm"]["job_id"] == j["job_id"] and meta["slurm"]["config"] == j["config"]
+        assert (d / "slurm-job.txt").exists() and not list(d.glob("halocompare-*.csv"))
+    p = sweep(cluster, results, *args, "--resume", *TINY)
+    assert p.returncode == 0 and "nothing to submit" in p.stdout and p.stdout.count("complete results in") == 2, \
+        p.stdout + p.stderr
 
 
 def test_failed_and_missing_configurations_are_listed(cluster: SlurmCluster, results: Path) -> None:

@@ -1,4 +1,4 @@
-"""Adds a "slurm" section to every program JSON in a sweep job's directory:
+"""Adds a "slurm" section to every program JSON in a sweep job's directory (and its launches/):
 the job's configuration (job.json), its `scontrol show job` record parsed into
 key/value pairs, and the names of the raw files beside it.  Called by
 job-record at the end of each job; python3 standard library only."""
@@ -39,7 +39,8 @@ def main(argv: list[str]) -> int:
         "job_record": "job.json",
         "scontrol_show_job": parse_scontrol(record.read_text(errors="replace")) if record.exists() else {},
     }
-    for f in sorted(d.glob("*.json")):
+    # the job's own run, or the launches of sweep --launches N (launches/PROGRAM/launch-I.json)
+    for f in sorted([*d.glob("*.json"), *d.glob("launches/*/*.json")]):
         if f.name == "job.json":
             continue
         try:

@@ -1,4 +1,5 @@
-# Shared by slurm/sweep and slurm/collect (sourced, not run).
+# Shared by slurm/sweep, slurm/collect, scripts/launches, scripts/coll-tune-check
+# and scripts/run-main (sourced, not run; each sets MPIMB_ME, its name in messages).
 # shellcheck shell=bash
 
 # The programs a sweep may run (the suite's five).
@@ -22,6 +23,15 @@ fi
 die() {
     printf '%s: %s\n' "$MPIMB_ME" "$*" >&2
     exit 2
+}
+
+# A decimal integer in [lo, hi], judged by its digits before any arithmetic:
+# bash's wraps silently past 2^63 (--rounds 99999999999999999999).
+in_range() { # value lo hi
+    [[ $1 =~ ^[0-9]+$ ]] || return 1
+    local v=${1#"${1%%[!0]*}"}
+    v=${v:-0}
+    [[ ${#v} -le ${#3} ]] && ((10#$v >= $2 && 10#$v <= $3))
 }
 
 # A label, program or configuration name: letters, digits, '.', '_', '-'.
@@ -50,6 +60,21 @@ config_name() { # program nodes ppn [threads]
     printf '%s-N%s-ppn%s%s' "$1" "$2" "$3" "${4:+-t$4}"
 }
 
+jstr() { # a JSON string: \\, " and control characters escaped
+    local s=$1 c i r=''
+    s=${s//\\/\\\\}
+    s=${s//\"/\\\"}
+    if [[ $s =~ [[:cntrl:]] ]]; then
+        for ((i = 0; i < ${#s}; i++)); do
+            c=${s:i:1}
+            if [[ $c =~ [[:cntrl:]] ]]; then printf -v c '\\u%04x' "'$c"; fi
+            r+=$c
+        done
+        s=$r
+    fi
+    printf '"%s"' "$s"
+}
+
 # Prints a word for a bash script: as is when it is plain, else quoted.
 shq() {
     if [[ "$1" =~ ^[A-Za-z0-9_./:=,+%@-]+$ ]]; then
@@ -60,14 +85,15 @@ shq() {
 }
 
 # Where the configuration's complete results are: prints the job directory
-# holding a PROGRAM-*.json with "complete": true for CONFIG, if there is one.
+# holding a PROGRAM-*.json with "complete": true for CONFIG, or a series of
+# launches (sweep --launches N) that finished, if there is one.
 complete_dir() { # sweepdir config program
     local d
     for d in "$1"/*/; do
         d=${d%/}
         [[ -f "$d/job.json" ]] || continue
         grep -q "\"config\": \"$2\"" "$d/job.json" || continue
-        if grep -qs '"complete": true' "$d/$3"-*.json; then
+        if grep -qs '"complete": true' "$d/$3"-*.json || grep -qs '^  "status": "complete",$' "$d/launches/launches.json"; then
             printf '%s\n' "$d"
             return 0
         fi
