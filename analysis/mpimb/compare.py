@@ -39,7 +39,7 @@ from .judge import BUSY, OVERSUBSCRIBED, UNJUDGED
 from .keys import KEYS, builds, failed_banner, split_measured, split_sync
 from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, welch
 from .load import COLUMNS, Run, frame, load, per_run_text, short_library
-from .page import banners, html_page, img, meta_fields, meta_table, oversubscribed_banner
+from .page import banners, busy_banner, html_page, img, meta_fields, meta_table, oversubscribed_banner
 from .plots import P2P, Spec, compare_specs, draw
 from .plotting import Plot, pyplot
 from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
@@ -641,7 +641,9 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     metas = meta_columns(sets, machines)
     banner = failed_banner(df)
     over = [r for r in allruns if r.oversubscribed]
-    obanner = oversubscribed_banner(over) if over else ""
+    busy = [r for r in allruns if r.busy]
+    obanner = "\n".join(x for x in (oversubscribed_banner(over) if over else "",
+                                     busy_banner(busy) if busy else "") if x)
     _write_html(out, names, tables, summ, plots, metas, allruns, warns, stat, sim, csv_path, cross, df)
     md = out.with_suffix(".md")
     _write_md(md, names, tables, summ, plots, metas, stat, sim, csv_path, cross, banner, obanner)
@@ -705,8 +707,8 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
     if banner:
         lines += ["> **" + md_text(banner.splitlines()[0]) + "**",
                   *[f"> - {md_text(x.strip())}" for x in banner.splitlines()[1:]], ""]
-    if obanner:
-        lines += [f"> **{md_text(obanner)}**", ""]
+    for line in obanner.splitlines():
+        lines += [f"> **{md_text(line)}**", ""]
     if sim:
         lines += ["> **SIMULATED RESULTS** in at least one set (SimGrid SMPI), not real hardware.", ""]
     if any(m.get("source") == "published" for _, m in metas):

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from . import __version__
-from .judge import OVERSUBSCRIBED, RULE, Finding
+from .judge import BUSY, OVERSUBSCRIBED, RULE, Finding
 from .keys import failed_lines
 from .load import Run, short_library
 from .plotting import Plot
@@ -209,6 +209,9 @@ def banners(runs: list[Run], warns: list[str], df: pd.DataFrame | None = None) -
     over = [r for r in runs if r.oversubscribed]
     if over:
         out.append(f'<div class="banner oversubscribed">{esc(oversubscribed_banner(over))}</div>')
+    busy = [r for r in runs if r.busy]
+    if busy:
+        out.append(f'<div class="banner oversubscribed">{esc(busy_banner(busy))}</div>')
     pubs = [r for r in runs if r.published]
     if pubs:
         labels = ", ".join(sorted({r.label for r in pubs}))
@@ -228,6 +231,15 @@ def oversubscribed_banner(runs: list[Run]) -> str:
             f"({', '.join(names[:6])}{' …' if len(names) > 6 else ''}): their times are figures of the operating "
             f"system's scheduler, not of MPI; every finding and verdict from them is marked "
             f"{OVERSUBSCRIBED.strip()}")
+
+
+def busy_banner(runs: list[Run]) -> str:
+    """The loud line about runs on a busy machine (HTML banner, Markdown, text): the JSON's "busy" and "load"."""
+    shares = [f"{r.program} · {r.label}: {100 * float((r.meta.get('load') or {}).get('others_share', 0)):.0f} %"
+              for r in runs]
+    return (f"BUSY MACHINE: while {len(runs)} run(s) measured, other processes took a share of their ranks' cores "
+            f"({', '.join(sorted(shares)[:6])}{' …' if len(shares) > 6 else ''}): their times include the wait for "
+            f"the cores; every finding and verdict from them is marked {BUSY.strip()}")
 
 
 def findings_html(fs: list[Finding]) -> str:

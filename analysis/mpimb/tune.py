@@ -4,7 +4,7 @@
 For every collective, communicator size and measured message size, the choice is the fastest of the
 library's algorithms where its advantage over the library's own choice (algorithm = the JSON's
 library_algorithms.<coll>.default: "ignore" in Open MPI, "auto" in MPICH) is outside the noise —
-judge.verdict, the one rule (paired where the algorithms were measured in one group of rounds) —
+judge.verdict, the one rule (across launches where a set has several, else inside the one launch) —
 and the library's own choice otherwise.  A message size between two measured ones takes the choice
 of the next larger measured size; past the largest, the library decides.
 
@@ -37,10 +37,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .judge import Finding, paired_verdict, plain, tail, verdict
+from .judge import Finding, few_launches, plain, tail, verdict
 from .keys import param_values, split_sync, without_param
+from .launches import MIN_LAUNCHES, Ratio
+from .launches import ratio as launch_ratio
 from .load import Run, frame, groups
-from .paired import MIN_ROUNDS, Paired, paired_ratio
 from .render import Table, fmt, fmt_bytes
 
 # Open MPI's collective IDs in the rules file (coll_base_functions.h, COLLTYPE_T)
@@ -273,8 +274,8 @@ class Tuned:
     tuned_s: float
     user: str  # the fastest user-level method without the file ("" where none)
     user_s: float
-    paired: Paired
-    verdict: str  # judge.paired_verdict
+    paired: Ratio  # tuned / default across the launch pairs (mpimb.launches, paired)
+    verdict: str  # 'called', 'noise' or 'few'
 
     def said(self) -> str:
         return f"{self.test}{'' if self.size == '-' else ' ' + self.size} {self.paired.ratio:.2f}× {self.paired.interval()}"
@@ -298,20 +299,30 @@ def tuned_against_default(d: pd.DataFrame) -> list[Tuned]:
     c = c.assign(tuning=tuning, base=without_param(c["params"], "tuning"))
     out = []
     for (test, b, comm, _, _), g in groups(c, ["test", "bytes", "comm", "nprocs", "base"], dropna=False):
-        lib = g[g["method"] == "library"].sort_values("start_utc", kind="stable")
+        lib = g[g["method"] == "library"]
+        lib = lib.assign(i=launch_index(lib)).sort_values(["i", "start_utc"], kind="stable")
         dflt, tuned = lib[lib["tuning"] == ""], lib[lib["tuning"] != ""]
         if dflt.empty or tuned.empty:
             continue
         k = min(len(dflt), len(tuned))
-        p = paired_ratio(tuned["time_median_s"].to_numpy(float)[:k], dflt["time_median_s"].to_numpy(float)[:k])
+        p = launch_ratio(dflt["time_median_s"].to_numpy(float)[:k], tuned["time_median_s"].to_numpy(float)[:k], True)
         own = g["method"].isin(["library", "persistent"])  # the library's own forms are not user-level algorithms
         users = g[~own & (g["tuning"] == "")].groupby("method")["time_median_s"].median()
         size = "-" if pd.isna(b) else fmt_bytes(float(b))
         out.append(Tuned(str(test), size, str(comm), str(tuned["tuning"].iloc[0]),
                          float(dflt["time_median_s"].median()), float(tuned["time_median_s"].median()),
                          str(users.idxmin()) if len(users) else "", float(users.min()) if len(users) else np.nan,
-                         p, paired_verdict(p)))
+                         p, "few" if not p.judged else "called" if p.called else "noise"))
     return out
+
+
+def launch_index(d: pd.DataFrame) -> np.ndarray:
+    """Each row's launch index in its scripts/launches series (the JSON's "launch"), NaN where none: the k-th
+    launch without the file is paired with the k-th with it (else by start time)."""
+    if "launch" not in d:
+        return np.full(len(d), np.nan)
+    idx = d["launch"].astype(str).str.rpartition("#")[2]
+    return pd.to_numeric(idx.where(d["launch"].astype(str).str.contains("#", regex=False)), errors="coerce").to_numpy()
 
 
 def tuned_tables(t: list[Tuned], ctx: str) -> list[Table]:
@@ -319,16 +330,18 @@ def tuned_tables(t: list[Tuned], ctx: str) -> list[Table]:
         return []
     rows = [[f"{r.test} · {r.size} · {r.comm}", fmt(r.default_s * 1e6), fmt(r.tuned_s * 1e6),
              f"{r.user} {fmt(r.user_s * 1e6)}" if r.user else "-", f"{r.paired.ratio:.3f} {r.paired.interval()}",
-             r.paired.verdict("launch pairs")] for r in t]
-    note = ("tuned / default: the median of per-launch ratios (launches alternated by scripts/coll-tune-check) and "
-            "its 95 % interval; best user-level: the fastest other method, without the file.")
+             few_launches(r.paired.n) if r.verdict == "few" else
+             "outside the noise" if r.verdict == "called" else "within the noise"] for r in t]
+    note = ("tuned / default: the ratio of geometric means over the launch pairs (launches alternated by "
+            "scripts/coll-tune-check) and its 95 % interval, paired per launch (mpimb.launches: the one judge); "
+            "best user-level: the fastest other method, without the file.")
     return [Table(f"collectives: the library's own choice without and with the tuning file {t[0].file}, time per "
                   f"call in µs — {ctx}", ["collective · bytes · comm", "default", "tuned", "best user-level",
                                            "tuned / default [95 %]", "verdict"], rows, [], [note])]
 
 
 def tuned_findings(t: list[Tuned], where: str) -> list[str]:
-    """Where tuning gained, and whether it lost anywhere beyond the noise (judge.paired_verdict)."""
+    """Where tuning gained, and whether it lost anywhere beyond the noise (the one judge, across launch pairs)."""
     if not t:
         return []
     gained = [r.said() for r in t if r.verdict == "called" and r.paired.ratio < 1]
@@ -337,7 +350,7 @@ def tuned_findings(t: list[Tuned], where: str) -> list[str]:
     n = min(r.paired.n for r in t)
     head = f"Tuning file {t[0].file}{where} (tuned / default, paired over {n} launch pairs)"
     if not judged:
-        return [f"{head}: not judged ({n} launch pairs; {MIN_ROUNDS} are needed)."]
+        return [f"{head}: not judged ({n} launch pairs; {MIN_LAUNCHES} are needed)."]
     g = f"gained outside the noise at {', '.join(gained)}" if gained else "gained nowhere outside the noise"
     lo = f"lost outside the noise at {', '.join(lost)}" if lost else "lost nowhere beyond the noise"
     return [f"{head}: {g}; {lo} ({judged} of {len(t)} sizes judged)."]
