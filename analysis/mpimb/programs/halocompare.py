@@ -304,12 +304,16 @@ def packing_cost(w: pd.DataFrame, packing: pd.Series, what: str) -> list[tuple[s
 
 def ordering_method(measured: pd.Index) -> str | None:
     """The method rank orderings are judged on, among those measured on several communicators:
-    ORDERING_METHOD, else the first that is not one-sided (a one-sided method compares windows too), else
-    the first."""
+    ORDERING_METHOD, else the first that is neither one-sided nor PERSISTENT (their objects carry a speed of
+    their own), else the first that is not one-sided, else the first."""
     if ORDERING_METHOD in measured:
         return ORDERING_METHOD
     two_sided = measured[families(pd.Series(measured)).to_numpy() != schema.ONE_SIDED]
-    return str(two_sided[0]) if len(two_sided) else (str(measured[0]) if len(measured) else None)
+    plain = two_sided[~two_sided.isin(PERSISTENT)]  # requests made per exchange: comparable inside one launch
+    for pick in (plain, two_sided, measured):
+        if len(pick):
+            return str(pick[0])
+    return None
 
 
 def ordering(s: pd.DataFrame, meth: str, what: str, nprocs: float) -> list[tuple[str, str]]:
