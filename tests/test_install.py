@@ -363,7 +363,7 @@ def test_two_libraries_two_builds_and_install_says_which(clone: Clone, tmp_path:
 
 # ------------------------------------------------------------------ make run's job (last: it adds .venv to the clone)
 def test_make_run_job(clone: Clone) -> None:
-    """What `make run` runs once it has built (scripts/run-main), the README's first command, with the root
+    """What `make run` runs once it has built (scripts/run-main), the README's one-step job, with the root
     binaries of each library in turn: that library's launcher with one rank per core, halocompare with
     RUN_ARGS added, one launch (scripts/launches) whose CSV and JSON are under results/ as the README names them, the findings (the environment's
     default, not the tests' MPIMB_REPORT=none) and the report of that run, said once."""
