@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ONCE, ROOT, bindir, check_bad_input, check_schema, run_mpi
+from mpimb.schema import parse_params
 
 TESTS = (
     "overhead-latency",
@@ -44,7 +45,7 @@ def need(row: dict[str, str], threads: int) -> str | None:
     if t == "overlap" and m.startswith("comm-thread"):
         return "serialized"
     if t == "master-worker" and m != "mpi-only":
-        one_worker = "workers=1" in row["params"].split(";")
+        one_worker = parse_params(row["params"]).get("workers") == "1"
         return None if m == "comm-threads" and one_worker else "multiple"
     return None
 
