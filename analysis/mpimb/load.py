@@ -454,8 +454,29 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
     themselves, column by column over all files.  version, typed, start, fresh: per row, its file's schema
     version, whether every cell of its file had its type (else cells read as empty would make rows look like
     duplicates), the position of its file's first row, and whether the batch reader read it (its integer
-    columns are checked here; the careful reader checks its own)."""
+    columns are checked here; the careful reader checks its own).  The steps below add their lines in this
+    order."""
     v1_failed = ((version == 1) & (df["stop_reason"] == V1_FAILED)).to_numpy()
+    _check_cells(df, p, fresh, v1_failed)
+    na = na_mask(df["stop_reason"]).to_numpy()
+    published = (df["stop_reason"] == PUBLISHED).to_numpy()
+    measured = ~na & ~published & ~v1_failed & (df["stop_reason"] != "").to_numpy()
+    t = {c: df[c].to_numpy() for c in [*schema.typed_columns("number"), "bytes", "iters", "reps", "neighbors"]}
+    _check_times(df, p, t, measured, na, published, v1_failed)
+    _check_rates(df, p, t, measured, typed)
+    # profile rows (stop_reason finalize) count calls; they have no iterations or repetitions
+    timed = measured & (df["stop_reason"] != "finalize").to_numpy()
+    for c in ("iters", "reps"):
+        p.rows(timed & ~(t[c] >= 1), f"column '{c}' must be >= 1")
+    p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) &
+           (df["program"] == "halocompare").to_numpy(), "halocompare neighbors must be 2, 4, 6, 8 or 26")
+    _check_one_run_per_file(df, p, start)
+    _check_keys_once(df, p, typed)
+
+
+def _check_cells(df: pd.DataFrame, p: _Problems, fresh: np.ndarray, v1_failed: np.ndarray) -> None:
+    """Each cell alone: integers, required cells, vocabularies (the schema's and each program's own),
+    ranges and enums, params that parse."""
     with np.errstate(invalid="ignore"):
         for c in INT_COLS:
             v = df[c].to_numpy()
@@ -474,18 +495,7 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
             bad &= ~v1_failed
         p.rows(bad, lambda i, c=c, values=values, patterns=patterns:
                f"{c} {df[c].iloc[i]!r} is not {_allowed(values, patterns)}")
-    # method and comm: each program's own vocabulary (results.schema.json, x-vocabulary)
-    prog = df["program"]
-    for c in ("method", "comm"):
-        for name, (values, patterns) in schema.program_vocabulary(c).items():
-            rows = prog == name
-            if not rows.any():
-                continue
-            ok = [u for u in df.loc[rows, c].unique() if u in values or any(re.match(x, str(u)) for x in patterns)]
-            bad = rows & ~df[c].isin(ok)
-            p.once(bad, lambda i, c=c, name=name, values=values, patterns=patterns:
-                   f"{c} {df[c].iloc[i]!r} is not a {name} {c} ({_shown(values, patterns)}: results.schema.json, "
-                   f"x-vocabulary)")
+    _check_program_vocabularies(df, p)
     for c in INT_COLS + FLOAT_COLS:
         sp = schema.spec(c)
         with np.errstate(invalid="ignore"):
@@ -504,18 +514,33 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         why = {u: schema.params_problem(str(u)) for u in uniq}
         bad_vals = [u for u, w in why.items() if w]
         p.rows(params.isin(bad_vals), lambda i: f"params {params.iloc[i]!r} does not parse: {why[params.iloc[i]]}")
-    # meaning: measured rows have ordered times, n/a rows none
-    na = na_mask(df["stop_reason"]).to_numpy()
-    published = (df["stop_reason"] == PUBLISHED).to_numpy()
-    measured = ~na & ~published & ~v1_failed & (df["stop_reason"] != "").to_numpy()
+
+
+def _check_program_vocabularies(df: pd.DataFrame, p: _Problems) -> None:
+    """method and comm: each program's own vocabulary (results.schema.json, x-vocabulary)."""
+    prog = df["program"]
+    for c in ("method", "comm"):
+        for name, (values, patterns) in schema.program_vocabulary(c).items():
+            rows = prog == name
+            if not rows.any():
+                continue
+            ok = [u for u in df.loc[rows, c].unique() if u in values or any(re.match(x, str(u)) for x in patterns)]
+            bad = rows & ~df[c].isin(ok)
+            p.once(bad, lambda i, c=c, name=name, values=values, patterns=patterns:
+                   f"{c} {df[c].iloc[i]!r} is not a {name} {c} ({_shown(values, patterns)}: results.schema.json, "
+                   f"x-vocabulary)")
+
+
+def _check_times(df: pd.DataFrame, p: _Problems, t: dict[str, np.ndarray], measured: np.ndarray, na: np.ndarray,
+                 published: np.ndarray, v1_failed: np.ndarray) -> None:
+    """Measured rows have ordered times, n/a rows none; the statistics of one row's samples agree."""
     times = df[TIMES]
     p.rows(measured & times.isna().any(axis=1), "measured row without time_min_s/median/max")
     p.rows(published & df["time_median_s"].isna(), "published row without time_median_s")
     p.rows(na & times.notna().any(axis=1), "'n/a' row has times")
     p.rows(v1_failed & times.notna().any(axis=1), "schema-1 'verification failed' row has times")
-    t = {c: df[c].to_numpy() for c in [*schema.typed_columns("number"), "bytes", "iters", "reps", "neighbors"]}
     tol = 1 + 1e-9
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         p.rows(measured & (t["time_min_s"] < 0), "negative time")
         order = (t["time_min_s"] <= t["time_median_s"] * tol) & (t["time_median_s"] <= t["time_max_s"] * tol)
         p.rows(measured & times.notna().all(axis=1).to_numpy() & ~order, "times not ordered: need min <= median <= max")
@@ -531,14 +556,19 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         p.rows(measured & (t["time_p90_s"] > t["time_p99_s"] * tol), "time_p90_s > time_p99_s")
         # (not where a reference is subtracted, collectives --timing subtract: the slowest rank's difference
         # can be smaller than a rank's own)
-        p.rows(measured & ~_subtracted(params).to_numpy() & (
+        p.rows(measured & ~_subtracted(df["params"]).to_numpy() & (
             (t["rank_min_s"] > t["rank_mean_s"] * tol) | (t["rank_mean_s"] > t["time_median_s"] * tol)),
             "need rank_min_s <= rank_mean_s <= time_median_s")
-        # rates (docs/results-format.md, "Rates"): mbps is what one process sends per operation (a whole number
-        # of messages of `bytes`) / time_median_s; agg_mbps what the whole operation moves, a whole number of
-        # times that (at least once)
-        mbps, agg = t["mbps"], t["agg_mbps"]
-        has_mbps, has_agg = typed & ~np.isnan(mbps), typed & ~np.isnan(agg)  # (a cell of the wrong type is empty)
+
+
+def _check_rates(df: pd.DataFrame, p: _Problems, t: dict[str, np.ndarray], measured: np.ndarray,
+                 typed: np.ndarray) -> None:
+    """Rates (docs/results-format.md, "Rates"): mbps is what one process sends per operation (a whole number
+    of messages of `bytes`) / time_median_s; agg_mbps what the whole operation moves, a whole number of
+    times that (at least once)."""
+    mbps, agg = t["mbps"], t["agg_mbps"]
+    has_mbps, has_agg = typed & ~np.isnan(mbps), typed & ~np.isnan(agg)  # (a cell of the wrong type is empty)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         p.once(has_mbps & ~(t["time_median_s"] > 0),
                "column 'mbps' set on a row without a positive time_median_s (mbps is bytes sent / time_median_s)")
         p.once(has_mbps & ~(t["bytes"] >= 1), "column 'mbps' set on a row without bytes (mbps is bytes sent / "
@@ -546,7 +576,7 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         k = mbps * t["time_median_s"] * 1e6 / t["bytes"]
         whole = lambda x: (x >= 1 - TOL) & (np.abs(x - np.round(x)) <= TOL * x)
         # (halocompare --layout array: bytes is a face; the edges and corners sent beside it are smaller)
-        faces = _with_param(params, "layout", "array").to_numpy()
+        faces = _with_param(df["params"], "layout", "array").to_numpy()
         p.once(has_mbps & (t["time_median_s"] > 0) & (t["bytes"] >= 1) & ~whole(k) & ~faces,
                lambda i: f"column 'mbps' does not match bytes and time_median_s (mbps × time_median_s × 10^6 / "
                f"bytes = {k[i]:.6g}, where it is the whole number of messages of `bytes` one process sends per "
@@ -558,14 +588,12 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
                lambda i: f"column 'agg_mbps' is {r[i]:.6g} × mbps, where it is a whole number >= 1 of times mbps "
                f"(the whole operation moves what one process sends, once per receiving process): are mbps and "
                f"agg_mbps swapped?")
-    # profile rows (stop_reason finalize) count calls; they have no iterations or repetitions
-    timed = measured & (df["stop_reason"] != "finalize").to_numpy()
-    for c in ("iters", "reps"):
-        p.rows(timed & ~(t[c] >= 1), f"column '{c}' must be >= 1")
-    p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) & (prog == "halocompare").to_numpy(),
-           "halocompare neighbors must be 2, 4, 6, 8 or 26")
+
+
+def _check_one_run_per_file(df: pd.DataFrame, p: _Problems, start: np.ndarray) -> None:
+    """Every row of a file is of the file's run: its run_id, label and layout are the first row's."""
     same_file = start[1:] == start[:-1]  # row i and row i + 1 are of one file
-    for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):  # one run per file
+    for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):
         col = df[c].array
         if col.dtype.kind == "f":
             v = np.asarray(col)
@@ -582,15 +610,20 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
             differs = np.asarray(col != first, dtype=bool)
         p.rows(differs, lambda i, c=c, col=col, first=first: f"{c} {_show(col[i])} differs from the first row's "
                f"{_show(first[i])} (one run per file)")
+
+
+def _check_keys_once(df: pd.DataFrame, p: _Problems, typed: np.ndarray) -> None:
+    """A run measures each configuration once: no two rows of a file with the same key columns."""
     keyed = df[KEYS].assign(_file=p.fidx)
     dup = keyed.duplicated(["_file", *KEYS], keep=False).to_numpy() & typed
-    if dup.any():
-        d = keyed[dup].assign(_pos=np.flatnonzero(dup))
-        first_pos = d.groupby(["_file", *KEYS], dropna=False, sort=False)["_pos"].transform("min").to_numpy()
-        where = dict(zip(d["_pos"].to_numpy(), first_pos))
-        later = dup & keyed.duplicated(["_file", *KEYS], keep="first").to_numpy()
-        p.rows(later, lambda i: f"same key columns as line {p.lines[where[i]]} (a run measures each "
-               f"configuration once: {', '.join(KEYS)})")
+    if not dup.any():
+        return
+    d = keyed[dup].assign(_pos=np.flatnonzero(dup))
+    first_pos = d.groupby(["_file", *KEYS], dropna=False, sort=False)["_pos"].transform("min").to_numpy()
+    where = dict(zip(d["_pos"].to_numpy(), first_pos))
+    later = dup & keyed.duplicated(["_file", *KEYS], keep="first").to_numpy()
+    p.rows(later, lambda i: f"same key columns as line {p.lines[where[i]]} (a run measures each "
+           f"configuration once: {', '.join(KEYS)})")
 
 
 META_KEYS = ["run_id", "program", "label", *schema.key_roles("layout")]  # a file's first row against its JSON
