@@ -33,11 +33,14 @@ import numpy as np
 import pandas as pd
 
 from . import schema
+from .load import rounds_rejected
 from .paired import Paired, paired_ratio
 from .render import fmt
 from .units import MBPS, US
 
 NOISE = "within the noise (95 % CIs overlap)"
+# two rows of one group whose rounds were rejected (load.read_rounds): compared as if measured apart
+ROUNDS_REJECTED = "; not paired: the rounds file does not match the CSV, mpimb-report validate"
 CALLED = "outside the noise (95 % CIs do not overlap)"
 UNJUDGED = "not judged (no confidence interval)"
 OVERSUBSCRIBED = "[oversubscribed: ranks × threads > cores — figures of the OS scheduler] "
@@ -126,7 +129,13 @@ def tail(a: pd.Series, b: pd.Series) -> str:
     if p is not None:
         words = "outside the noise" if v == "called" else "within the noise"
         return f"{words} (paired, {p.n} rounds: time {p.ratio:.3f}× {p.interval()})"
-    return CALLED if v == "called" else NOISE if v == "noise" else UNJUDGED
+    unpaired = CALLED if v == "called" else NOISE if v == "noise" else UNJUDGED
+    return unpaired[:-1] + rejected(a, b) + ")"
+
+
+def rejected(a: pd.Series, b: pd.Series) -> str:
+    """ROUNDS_REJECTED where a and b would have been paired but for rounds that do not match the CSV."""
+    return ROUNDS_REJECTED if rounds_rejected(a, b) else ""
 
 
 def started(a: pd.Series, b: pd.Series, a_name: str, b_name: str) -> str:
@@ -191,11 +200,11 @@ def spread(what: str, best: pd.Series, worst: pd.Series, col: str, value: Callab
     p = paired(best, worst)
     if v == "called":
         return (f"{what}: {a} is the best {kind} at {value(best)}, {r:.2f}× the worst, {b} at {value(worst)} "
-                f"— {CALLED if p is None else tail(best, worst)}{st}.")
+                f"— {tail(best, worst)}{st}.")
     if v == "noise" and p is not None:
         return f"{what}: the {kind}s are {tail(best, worst)}; {a} {value(best)} to {b} {value(worst)}{st}."
     if v == "noise":
-        return f"{what}: the {kind}s are {NOISE[:-1]}; {a} {value(best)} to {b} {value(worst)}){st}."
+        return f"{what}: the {kind}s are {NOISE[:-1]}; {a} {value(best)} to {b} {value(worst)}{rejected(best, worst)}){st}."
     return (f"{what}: best {kind} {a} at {value(best)}, worst {b} at {value(worst)}, {r:.2f}× — "
             f"{tail(best, worst)}{st}.")
 
