@@ -164,3 +164,30 @@ def test_the_sends_histogram_counts_in_whole_numbers(tmp_path: Path) -> None:
     assert fig is not None
     ticks = fig.axes[0].get_yticks()
     assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks)
+
+
+def exchange(simulated: bool) -> dict[str, Any]:
+    """One traced irecv-send exchange of 4 ranks (2x2, 4-nbr non-periodic): each rank's two blocking sends."""
+    ev: list[dict[str, Any]] = []
+    for r in range(4):
+        for k in range(2):
+            ev.append({"ph": "X", "name": "MPI_Send", "cat": "p2p", "pid": r, "tid": 0, "ts": 1.0 + 2 * k + r,
+                       "dur": 2.0})
+    test = {"program": "halocompare", "key": "halo/irecv-send/world/4-nbr", "method": "irecv-send", "bytes": 800,
+            "iters": 1}
+    meta = {"format": "mpimb-trace", "ranks": 4, "dropped_events": 0, "clock": {"residual_error_s": 0},
+            "stretches": [{"begin_us": 0.0, "test": test}], "simulated": simulated}
+    return {"traceEvents": ev, "otherData": meta}
+
+
+@pytest.mark.parametrize("simulated", [False, True])
+def test_model_of_real_ranks_says_the_step_model_is_for_contended_networks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], simulated: bool) -> None:
+    p = tmp_path / "x-trace.json"
+    p.write_text(json.dumps(exchange(simulated)))
+    r = cli("model", "--trace", str(p), capsys=capsys)
+    assert r.rc == 0, r.err
+    text = " ".join(r.out.split())
+    said = ("The step model is for a contended network, where a node takes in one message at a time (a simulated "
+            "one, docs/halo-timelines.md); x-trace.json traced real ranks")
+    assert (said in text) is not simulated, text
