@@ -217,6 +217,8 @@ def _read_meta(csv_path: Path) -> tuple[dict[str, Any], int | None, str, list[st
         return {}, None, "", [f"{jp}: cannot read: {e}"]
     except json.JSONDecodeError as e:
         return {}, None, "", [f"{jp}:{e.lineno}: not valid JSON: {e.msg}"]
+    except RecursionError:
+        return {}, None, "", [f"{jp}:1: not valid metadata: JSON nested too deep"]
     if not isinstance(meta, dict):
         return {}, None, "", [f"{jp}:1: expected a JSON object"]
     if "schema_version" not in meta:

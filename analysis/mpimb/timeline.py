@@ -81,15 +81,22 @@ def _numeric(path: Path, ev: pd.DataFrame, rows: pd.Series, col: str, lo: float,
     """ev[col] of the events rows as numbers in [lo, hi] (integers where asked): one line for the first that
     is not (nested, a string that is no number, out of range)."""
     raw = ev.loc[rows, col]
-    v = pd.to_numeric(raw.astype(object), errors="coerce").astype(float)
+    try:
+        v = pd.to_numeric(raw.astype(object), errors="coerce").astype(float)
+    except OverflowError:  # an integer past a float's range (JSON has no limit): out of range, as infinity is
+        v = raw.map(lambda x: math.inf if isinstance(x, int) and abs(x) > 1 << 1023 else x)
+        v = pd.to_numeric(v.astype(object), errors="coerce").astype(float)
     bad = ~(v >= lo) | ~(v <= hi)
     if integer:
         bad |= v % 1 != 0
     if bad.any():
         i = bad.to_numpy().nonzero()[0][0]
-        shown = repr(raw.iloc[i])
+        x = raw.iloc[i]
+        x = x.item() if isinstance(x, np.generic) else x  # (the JSON's value, not numpy's spelling of it)
+        shown = "nothing (or NaN)" if x is None or (isinstance(x, float) and math.isnan(x)) else repr(x)
+        span = f"{lo:.0f} .. {hi:.0f}" if integer else f"[{lo:g}, {hi:g}]"
         raise _bad(path, f"event {int(raw.index[i])}: '{col}' must be {'an integer' if integer else 'a number'} "
-                         f"in [{lo:g}, {hi:g}], got {shown[:40]}{'...' if len(shown) > 40 else ''}"
+                         f"in {span}, got {shown[:40]}{'...' if len(shown) > 40 else ''}"
                          + (f" ({int(bad.sum())} events like that)" if bad.sum() > 1 else ""))
     return v.reindex(ev.index)
 
