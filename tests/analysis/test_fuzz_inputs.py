@@ -18,7 +18,7 @@ import pytest
 from helpers import FIXTURES, ROOT, Result, cli
 
 SEED = 44
-CASES = 30  # per command
+CASES = 24  # per command
 CHECK = ROOT / "bench" / "coll-tune" / "openmpi-check"
 RESULTS = FIXTURES / "equal" / "halocompare-equal-np4.csv"
 
@@ -179,3 +179,22 @@ def test_tune_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         return ["tune", "--check", str(d)], hit
 
     assert run_cases(tmp_path, make, capsys) >= CASES // 2
+
+
+def test_rounds_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A grouped run's rounds file damaged (test_rounds_and_copies builds the run): validate says so in one
+    line on stderr, and the findings are made all the same (unpaired, with a warning)."""
+    from test_rounds_and_copies import grouped_run
+
+    base = grouped_run(tmp_path / "base")
+    files = {f.name: f.read_bytes() for f in base.parent.iterdir()}
+
+    def make(rng: random.Random, d: Path) -> tuple[list[str], str]:
+        for name, data in files.items():
+            (d / name).write_bytes(damage_csv(rng, data.decode()) if name.endswith("-rounds.csv") else data)
+        return ["validate", str(d / base.name)], "rounds"
+
+    assert run_cases(tmp_path, make, capsys) >= CASES // 2
+    for d in sorted(tmp_path.glob("case*"))[:6]:  # (a few: each findings run costs a tenth of a second or more)
+        r = cli("findings", str(d / base.name), capsys=capsys)
+        assert r.rc == 0 and "Traceback" not in r.err, r.err
