@@ -916,10 +916,12 @@ def load(paths: list[str], strict: bool = True, threads: bool = True) -> tuple[l
 
 
 def once_per_run(runs: list[Run]) -> tuple[list[Run], list[str]]:
-    """Each run once: files of one run_id (a copy in a subdirectory, a file given twice under two names)
-    are one run, or its rows would count twice and pair across the copies.  Kept: the copy with the most
-    rows, then the one whose rounds file is beside it, then the first listed; one warning line per copy
-    left out, naming both files."""
+    """Each run once: files of one run_id whose rows are one's (a copy in a subdirectory, a file given twice
+    under two names, a copy taken while the run was still writing: its rows the first of the other's) are one
+    run, or its rows would count twice and pair across the copies.  Kept: the copy with the most rows, then
+    the one whose rounds file is beside it, then the first listed; one warning line per copy left out, naming
+    both files.  Files of one run_id with other rows are two runs (simulated runs started in the same
+    simulated second can share one), kept both."""
     by_id: dict[str, list[int]] = {}
     for i, r in enumerate(runs):
         rid = str(r.meta.get("run_id") or "")
@@ -937,12 +939,16 @@ def once_per_run(runs: list[Run]) -> tuple[list[Run], list[str]]:
     for rid, idx in by_id.items():
         if len(idx) < 2:
             continue
-        keep = max(idx, key=lambda i: (runs[i].nrows, has_rounds(runs[i]), -i))
-        for i in idx:
-            if i != keep:
-                drop.add(i)
-                warns.append(f"{runs[i].csv_path}: the same run as {runs[keep].csv_path} (run_id {rid}): counted "
-                             f"once, from {runs[keep].csv_path}")
+        kept: list[tuple[int, pd.DataFrame]] = []
+        for i in sorted(idx, key=lambda i: (-runs[i].nrows, not has_rounds(runs[i]), i)):
+            rows = _row_columns(runs[i], COLUMNS)
+            same = next((k for k, big in kept if big.iloc[:len(rows)].reset_index(drop=True).equals(rows)), None)
+            if same is None:
+                kept.append((i, rows))
+                continue
+            drop.add(i)
+            warns.append(f"{runs[i].csv_path}: the same run as {runs[same].csv_path} (run_id {rid}): counted once, "
+                         f"from {runs[same].csv_path}")
     return [r for i, r in enumerate(runs) if i not in drop], warns
 
 

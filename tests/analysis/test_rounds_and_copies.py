@@ -147,3 +147,30 @@ def test_a_killed_run_cut_in_a_group_stands_alone_without_a_problem(tmp_path: Pa
     assert v.rc == 0, v.out
     f = methods_finding(cli("findings", str(csv), capsys=capsys).out)
     assert "paired," not in f and "does not match" not in f
+
+
+def test_a_copy_taken_while_the_run_wrote_is_the_same_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A copy of the first rows (the run still writing: "complete": false) is the run: its rows are the run's."""
+    csv = grouped_run(tmp_path / "a")
+    early = tmp_path / "a" / "early"
+    early.mkdir()
+    lines = csv.read_text().splitlines(keepends=True)
+    (early / csv.name).write_text("".join(lines[:3]))
+    meta = json.loads(csv.with_suffix(".json").read_text())
+    (early / csv.with_suffix(".json").name).write_text(json.dumps({**meta, "complete": False, "end_utc": None}))
+    r = cli("findings", str(tmp_path / "a"), capsys=capsys)
+    assert "(paired, 15 rounds" in methods_finding(r.out)
+    assert f"{early / csv.name}: the same run as {csv} " in r.err
+
+
+def test_two_runs_of_one_run_id_are_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Simulated runs started in the same simulated second share a run_id (bench/simulated/full-1024): files of
+    one run_id with other rows are kept both, without a warning."""
+    grouped_run(tmp_path / "a")
+    other = grouped_run(tmp_path / "b")
+    d = pd.read_csv(other, dtype=str, keep_default_na=False)
+    d["bytes"] = "32000"  # another size: another measurement
+    d["mbps"] = [f"{float(x) * 2:.9g}" for x in d["mbps"]]
+    d.to_csv(other, index=False)
+    v = cli("validate", str(tmp_path / "a"), str(tmp_path / "b"), capsys=capsys)
+    assert v.rc == 0 and "ok: 2 run(s), 8 row(s)" in v.out and "the same run" not in v.err
