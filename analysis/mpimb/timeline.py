@@ -25,6 +25,7 @@ MAX_RANKS = 64  # readable swimlanes; above, a window of this many
 MAX_WORLD = (1 << 31) - 1  # ranks of a trace at most (an MPI rank is an int)
 MAX_US = 1e12  # a timestamp or duration of a trace at most (11 days, in µs since its first event)
 FORMAT = "mpimb-trace"
+FIELDS = ("ph", "pid", "tid", "ts", "dur", "name", "cat", "id")  # of an event, the ones read
 
 
 @dataclass
@@ -130,13 +131,13 @@ def read(path: Path) -> Trace:
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise _bad(path, "no traceEvents list")
     meta = _check_meta(path, doc.get("otherData"))
-    ev = pd.DataFrame.from_records([e for e in doc["traceEvents"] if isinstance(e, dict)])
-    need = {"ph", "pid", "ts"}
-    if len(ev) and not need <= set(ev.columns):
-        raise _bad(path, f"events lack {', '.join(sorted(need - set(ev.columns)))}")
-    for c in ("ph", "pid", "tid", "ts", "dur", "name", "cat", "id"):
-        if c not in ev.columns:
-            ev[c] = np.nan
+    events = [e for e in doc.pop("traceEvents") if isinstance(e, dict)]
+    # the fields drawn, a column each (the events' other fields, args ..., are not kept: a large trace's memory)
+    ev = pd.DataFrame({c: pd.Series([e.get(c) for e in events], dtype=object).fillna(np.nan) for c in FIELDS})
+    del events
+    lack = [c for c in ("ph", "pid", "ts") if len(ev) and ev[c].isna().all()]
+    if lack:
+        raise _bad(path, f"events lack {', '.join(lack)}")
     ph = ev["ph"].where(_strings(ev["ph"]), "")  # (a ph that is no string: an event of no kind drawn)
     drawn = ph.isin(["X", "s", "f", "e"])
     pid = _numeric(path, ev, drawn, "pid", 0, meta["ranks"] - 1, integer=True)
