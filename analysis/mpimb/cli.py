@@ -258,7 +258,7 @@ def cmd_profile(a: argparse.Namespace) -> int:
 
 
 def cmd_timeline(a: argparse.Namespace) -> int:
-    from .timeline import notes, parse_ranks, parse_span, read, write
+    from .timeline import check_ranks, notes, parse_ranks, parse_span, read, write
 
     try:
         ranks, span = parse_ranks(a.ranks), parse_span(a.time)
@@ -269,6 +269,11 @@ def cmd_timeline(a: argparse.Namespace) -> int:
     if not path.is_file():
         raise InputError(f"{path}: no such trace file")
     t = read(path)
+    try:  # a window of ranks the trace does not have: a usage error, known once the trace is read
+        check_ranks(t, ranks)
+    except ValueError as e:
+        sys.stderr.write(f"{PROG}: {e}\n")
+        return 2
     _warn(notes(t, ranks))
     for p in write(t, Path(a.output) if a.output else path.parent, ranks, span):
         print(p)

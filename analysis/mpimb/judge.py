@@ -42,11 +42,14 @@ import pandas as pd
 from . import schema
 from .launches import MIN_LAUNCHES, outside
 from .launches import ratio as launch_ratio
+from .load import rounds_rejected
 from .paired import Paired, paired_ratio
 from .render import fmt
 from .units import MBPS, US
 
 UNJUDGED = "not judged (no confidence interval)"
+# two rows of one group whose rounds were rejected (load.read_rounds): compared as if measured apart
+ROUNDS_REJECTED = "; not paired: the rounds file does not match the CSV, mpimb-report validate"
 OVERSUBSCRIBED = "[oversubscribed: ranks × threads > cores — figures of the OS scheduler] "
 BUSY = "[busy machine: other processes took a share of the ranks' cores while it ran] "
 ORDERING_METHOD = "irecv-isend"
@@ -173,7 +176,13 @@ def judgement(a: pd.Series, b: pd.Series) -> Judgement:
     lo, hi = lo_a / hi_b, hi_a / lo_b  # the conservative quotient of the two intervals
     v = "called" if outside(lo, hi) else "noise"
     words = "outside the noise" if v == "called" else "within the noise"
-    return Judgement(v, f"{words} in this launch (95 % CIs of the medians: time {t:.3f}× [{lo:.3g}, {hi:.3g}])", t)
+    return Judgement(v, f"{words} in this launch (95 % CIs of the medians: time {t:.3f}× [{lo:.3g}, {hi:.3g}]"
+                        f"{rejected(a, b)})", t)
+
+
+def rejected(a: pd.Series, b: pd.Series) -> str:
+    """ROUNDS_REJECTED where a and b would have been paired but for rounds that do not match the CSV."""
+    return ROUNDS_REJECTED if rounds_rejected(a, b) else ""
 
 
 def verdict(a: pd.Series, b: pd.Series) -> str:
