@@ -36,7 +36,7 @@ from scipy import stats
 
 from . import crosssystem, schema
 from .judge import BUSY, OVERSUBSCRIBED, UNJUDGED
-from .keys import KEYS, builds, failed_banner, split_measured, split_sync
+from .keys import KEYS, builds, failed_banner, launch_parts, split_measured, split_sync
 from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, welch
 from .load import COLUMNS, Run, frame, load, per_run_text, short_library
 from .page import banners, busy_banner, html_page, img, meta_fields, meta_table, oversubscribed_banner
@@ -201,8 +201,7 @@ def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
 
 def series(launch: pd.Series) -> pd.Series:
     """'SERIES' of each 'SERIES#INDEX' launch (scripts/launches), '' for a launch of its own (a run_id)."""
-    s = launch.astype(str)
-    return s.str.rpartition("#")[0].where(s.str.contains("#", regex=False), "")
+    return launch_parts(launch)[0]
 
 
 def alternated(launches: pd.DataFrame, a: str, x: str) -> bool:
@@ -284,7 +283,7 @@ def _overall(key: np.ndarray, program: np.ndarray, launches: pd.DataFrame, a: st
                          "launch": launches["launch"].astype(str).to_numpy(), "lt": launches["lt"].to_numpy(float)})
     long = long[long["key"].isin(judged) & long["set"].isin([a, x]) & np.isfinite(long["lt"])]
     if paired:
-        long["i"] = long["launch"].str.rpartition("#")[2]
+        long["i"] = launch_parts(long["launch"])[1]
     else:  # the order of each program's launches in the set
         long["i"] = long.groupby(["set", "program"], sort=False)["launch"].transform(
             lambda s: pd.Series(pd.factorize(s)[0], index=s.index)).astype(str)
@@ -313,7 +312,7 @@ def _paired(key: np.ndarray, launches: pd.DataFrame, a: str, x: str,
     """Paired per launch index (alternated launches): (estimate, standard error, degrees of freedom) of the
     mean per-launch log ratio x / a, per key of index (key: the ratio key of each aggregated row, whose
     position is its kid)."""
-    idx = launches["launch"].astype(str).str.rpartition("#")[2].to_numpy()
+    idx = launch_parts(launches["launch"])[1].to_numpy()
     long = pd.DataFrame({"key": key[launches["kid"].to_numpy()], "set": launches["set"],
                          "i": idx, "lt": launches["lt"].to_numpy(float)})
     la = long[(long["set"] == a).to_numpy()][["key", "i", "lt"]]

@@ -78,6 +78,15 @@ def _first_per(df: pd.DataFrame, scope: list[str], shared: pd.Series) -> tuple[n
     return gid, np.lexsort((d["start_utc"].astype(str).to_numpy(), gid))
 
 
+def launch_parts(launch: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(series, index) of each load.Run.launch value: 'SERIES#INDEX' for a launch of a scripts/launches series,
+    ('', '') for a launch of its own (its run_id)."""
+    s = launch.astype(str)
+    tagged = s.str.contains("#", regex=False)
+    parts = s.str.split("#")
+    return parts.str[:-1].str.join("#").where(tagged, ""), parts.str[-1].where(tagged, "")
+
+
 def builds(df: pd.DataFrame, scope: list[str] | None = None) -> list[str]:
     """One warning per machine whose launches ran different builds (suite version, commit, compiler flags,
     MPI library version): they are judged together only because they share a label, and that is named."""

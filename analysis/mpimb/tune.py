@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .judge import Finding, few_launches, plain, tail, verdict
-from .keys import param_values, split_sync, without_param
+from .keys import launch_parts, param_values, split_sync, without_param
 from .launches import MIN_LAUNCHES, Ratio
 from .launches import ratio as launch_ratio
 from .load import Run, frame, groups
@@ -330,8 +330,7 @@ def launch_index(d: pd.DataFrame) -> np.ndarray:
     launch without the file is paired with the k-th with it (else by start time)."""
     if "launch" not in d:
         return np.full(len(d), np.nan)
-    idx = d["launch"].astype(str).str.rpartition("#")[2]
-    return pd.to_numeric(idx.where(d["launch"].astype(str).str.contains("#", regex=False)), errors="coerce").to_numpy()
+    return pd.to_numeric(launch_parts(d["launch"])[1], errors="coerce").to_numpy()
 
 
 def tuned_tables(t: list[Tuned], ctx: str) -> list[Table]:

@@ -58,7 +58,7 @@ def test_the_built_run_is_valid_and_paired(tmp_path: Path, capsys: pytest.Captur
     assert r.rc == 0 and r.err == "", r.out + r.err
     r = cli("findings", str(tmp_path / "a"), capsys=capsys)
     assert r.rc == 0, r.err
-    assert "outside the noise (paired, 15 rounds: time 0.971× [0.971, 0.971])" in methods_finding(r.out)
+    assert "outside the noise in this launch (paired, 15 rounds: time 1.030× [1.03, 1.03])" in methods_finding(r.out)
 
 
 @pytest.mark.parametrize("where", ["subdirectory", "same file twice", "symlinked directory"])
@@ -130,7 +130,7 @@ def test_rounds_that_do_not_match_the_csv(tmp_path: Path, capsys: pytest.Capture
     r = cli("findings", str(csv), capsys=capsys)
     assert r.rc == 0, r.err
     f = methods_finding(r.out)
-    assert "paired," not in f and "within the noise (95 % CIs overlap" in f
+    assert "paired," not in f and "within the noise in this launch (95 % CIs of the medians" in f
     assert "the rounds file does not match the CSV" in f
     assert any(said in ln and "not paired by these rounds" in ln for ln in r.err.splitlines()), r.err
     t = cli("table", str(csv), capsys=capsys)
