@@ -8,7 +8,9 @@
 - the talk's central lesson on the BG/L model at 64 ranks: even/odd is slower
   than world (simulated time is deterministic: a correctness check of the
   model, not a timing threshold);
-- a simulated run ends with its findings, under a line naming the platform model.
+- a simulated run ends with its findings, under a line naming the platform model;
+- bench/simulated's committed BG/L run beside the published set in
+  `mpimb-report compare`: both shown, each marked.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Run
+from conftest import ROOT, Run, report
 from test_simulate import (
     PLATFORMS,
     SIMULATE,
@@ -169,3 +171,13 @@ def test_simulated_run_ends_with_findings_naming_the_model(tmp_path: Path) -> No
         after = p.stdout[p.stdout.index(line):]
         assert "\nFindings (medians" in after and "not installed" not in p.stdout
         assert "warning: no findings" not in p.stderr
+
+
+def test_compare_sets_simulated_beside_published(tmp_path: Path) -> None:
+    """The committed bgl-cop-64 run and the talk's tables: one table, simulated and
+    published figures each marked, cart n/a on the simulated row."""
+    sim = ROOT / "bench" / "simulated" / "halocompare-bgl-cop-64-np64.csv"
+    out = report("compare", sim, ROOT / "reference" / "gropp-lusk", "-o", tmp_path / "c.html")
+    line = next(x for x in out.splitlines() if x.startswith("sim-bgl-cop-64 [SIMULATED]"))
+    assert "n/a" in line.split()
+    assert any(x.startswith("BGL-co-processor [PUBLISHED]") for x in out.splitlines())
