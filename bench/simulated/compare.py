@@ -153,8 +153,9 @@ def main() -> int:
            "MB/s per process; `ratio` = simulated / published; `within` = inside +-25 %.",
            "Calibration: the one figure the BG/L models' FIFO cost per byte is fitted on;",
            "every other row validates.  BG/L's tables do not say periodic or not: set beside the",
-           "non-periodic runs (their partitions are meshes).  `cart` is n/a in simulation",
-           "(SimGrid's MPI_Cart_create ignores reorder): those rows are unreached.", ""]
+           "non-periodic runs (their partitions are meshes).  SimGrid's MPI_Cart_create ignores",
+           "reorder: the BG/L models' `cart` is their model of IBM's mapping (mpimb/cart fold,",
+           "docs/simulate.md), the XT models' `cart` is n/a (unreached).", ""]
     if missing:
         out.append(f"(not simulated yet: {', '.join(missing)}: run bench/simulated/run.sh)\n")
     cols = ["role", "machine", "platform", *KEY, "published", "simulated", "ratio", "within", "note"]
@@ -188,7 +189,7 @@ def main() -> int:
             wide["evenodd / world"] = wide["evenodd"] / wide["world"]
         meta = json.loads((HERE / f"halocompare-{platform}-np{np}.json").read_text())
         out += [f"## Prediction: {platform}, {np} ranks (no published figure)", "",
-                f"Platform file SHA-256 {meta['platform']['sha256'][:12]}.  cart: n/a (as above).", "",
+                f"Platform file SHA-256 {meta['platform']['sha256'][:12]}.", "",
                 markdown(wide.reset_index(), 2), ""]
     print("\n".join(out))
     return 0
