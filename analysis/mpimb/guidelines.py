@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import schema
 from .findings import usable
 from .judge import ORDERING_METHOD, Finding, Judgement, judgement
 from .keys import KEYS, MACHINE, param_values, split_overlap, without_param
@@ -51,6 +52,7 @@ class Check:
     machine: str
     outcome: str  # HELD, VIOLATED or UNJUDGED
     text: str
+    why: str = ""  # the judge's words where not judged
     oversubscribed: bool = False
     busy: bool = False
 
@@ -138,7 +140,7 @@ def _where(r: pd.Series, what: str = "", size: bool = True) -> str:
         parts.append(f"{int(r['neighbors'])} neighbours {'periodic' if r['periodic'] == 1 else 'non-periodic'}")
     parts.append(str(r["comm"]))
     parts.append(f"np{int(r['nprocs'])}")
-    v = str(r.get("params") or "")
+    v = ";".join(f"{k}={x}" for k, x in schema.parse_params(str(r.get("params") or "")).items() if k != "sync")
     if v:
         parts.append(f"[{v}]")
     return (what + " " if what else "") + ", ".join(parts)
@@ -157,8 +159,9 @@ def _checks(name: str, machine: str, pairs: list[Pair], rel_word: str = "≤") -
         how = "slower" if j.factor > 1 else "faster"
         factor = j.factor if j.factor >= 1 else 1 / j.factor
         text = (f"{an} is {factor:.2f}× {how} than {bn} {where} — guideline {name} ({rel_word}) violated, "
-                f"{j.words}") if o == VIOLATED else f"{name}: {an} {rel_word} {bn} {where}: {o} — {j.words}"
-        out.append(Check(name, machine, o, text, bool(a.get("oversubscribed", False) or b.get("oversubscribed",
+                f"{j.words}") if o == VIOLATED else \
+            f"{name}: {an} {rel_word} {bn} {where}: " + (j.words if o == UNJUDGED else f"{o} — {j.words}")
+        out.append(Check(name, machine, o, text, j.words if o == UNJUDGED else "", bool(a.get("oversubscribed", False) or b.get("oversubscribed",
                                                                                               False)),
                          bool(a.get("busy", False) or b.get("busy", False))))
     return out
@@ -464,7 +467,7 @@ def summary(res: Result) -> str:
         per.setdefault(c.guideline, [0, 0, 0])[(HELD, VIOLATED, UNJUDGED).index(c.outcome)] += 1
     parts = "; ".join(f"{g} {h}/{v}/{u}" for g, (h, v, u) in per.items())
     text = (f"Guidelines ({SOURCES}): {res.count()} checked — {res.count(HELD)} held, {res.count(VIOLATED)} violated, "
-            f"{res.count(UNJUDGED)} not judged" + (f" (held/violated/not judged: {parts})" if parts else ""))
+            f"{res.count(UNJUDGED)} not judged{_why_not(res)}" + (f" (held/violated/not judged: {parts})" if parts else ""))
     if res.unchecked:
         text += "; not checked: " + "; ".join(f"{g} ({why})" for g, why in res.unchecked.items())
     return text + "."
@@ -481,6 +484,16 @@ def as_findings(results: list[Result]) -> list[Finding]:
     return out
 
 
+def _why_not(r: Result) -> str:
+    """' (12: 3 repetitions; 4: ...)': why checks were not judged, the commonest first."""
+    why = pd.Series([c.why for c in r.checks if c.outcome == UNJUDGED], dtype=object).value_counts()
+    if why.empty:
+        return ""
+    short = [(str(w)[12:-1] if str(w).startswith("not judged (") and str(w).endswith(")") else str(w), n)
+             for w, n in why.head(3).items()]
+    return " (" + "; ".join(f"{n}: {w}" for w, n in short) + ("; ..." if len(why) > 3 else "") + ")"
+
+
 def render(results: list[Result], verbose: bool = False) -> str:
     """mpimb-report guidelines: per machine a line per guideline (its counts, or why it was not checked), then
     every violation (verbose: every check)."""
@@ -491,7 +504,7 @@ def render(results: list[Result], verbose: bool = False) -> str:
     for r in results:
         lines.append(f"{r.machine}: guidelines ({SOURCES})")
         lines.append(f"  {r.count()} checked: {r.count(HELD)} held, {r.count(VIOLATED)} violated, "
-                     f"{r.count(UNJUDGED)} not judged")
+                     f"{r.count(UNJUDGED)} not judged{_why_not(r)}")
         for g in GUIDELINES:
             got = [c for c in r.checks if c.guideline == g.name]
             if g.name in r.unchecked:
