@@ -269,10 +269,12 @@ def _composite(key: str) -> Callable[[pd.DataFrame, dict[str, Any]], Outcome]:
 
     def check(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
         c = _coll(d)
+        if c.empty:
+            return [], "no collectives rows of the library's calls on world or dup"
         a, b1, b2 = (c[c["test"] == t] for t in (test, t1, t2))
         missing = [t for t, x in ((test, a), (t1, b1), (t2, b2)) if x.empty]
         if missing:
-            return [], "no " + " or ".join(f"MPI_{t.capitalize()} rows" for t in missing)
+            return [], "no " + " or ".join(f"MPI_{t.capitalize()}" for t in missing) + " rows"
         on = [x for x in KEEP if x not in ("test", "bytes")] + ["base"]
         n, p = a["bytes"].to_numpy(float), a["nprocs"].to_numpy(float)
         a = a.assign(b1=f1(n, p), b2=f2(n, p))  # type: ignore[arg-type]
