@@ -138,7 +138,7 @@ def cmd_table(a: argparse.Namespace) -> int:
         body += sep + (f"<p><strong>{more}</strong></p>" if a.format == "html" else f"{more}\n")
     banner = failed_banner(df)
     # a limit cuts the tables at runs, the findings at machines (fewer); csv and latex carry no findings
-    found = findings(df, limit) if a.format in ("text", "markdown", "html") else []
+    found = findings(df, limit, runs) if a.format in ("text", "markdown", "html") else []
     if a.format == "html":
         from .page import banners, findings_html, html_page
 
@@ -159,7 +159,6 @@ def cmd_table(a: argparse.Namespace) -> int:
 def cmd_findings(a: argparse.Namespace) -> int:
     """The findings block alone, plain text (docs/report.md, "findings"): what table and report compute."""
     from .findings import findings, none_why
-    from .guidelines import as_findings, check
     from .judge import plain
 
     try:
@@ -171,20 +170,20 @@ def cmd_findings(a: argparse.Namespace) -> int:
         return 1
     df, dup = prepared(runs)
     _warn(warns + dup)
-    found = findings(df)
-    sys.stdout.write(plain(found + as_findings(check(df, runs)) if found else [], none_why(df)))
+    sys.stdout.write(plain(findings(df, runs=runs), none_why(df)))
     return 0
 
 
 def cmd_guidelines(a: argparse.Namespace) -> int:
     """The self-consistent performance guidelines checked on the sets (mpimb.guidelines; docs/report.md, "Guidelines")."""
+    from .findings import usable
     from .guidelines import check, render
 
     only = [x.strip() for x in a.only.split(",")] if a.only else None
     runs, _, warns = load(a.sets)
     df, dup = prepared(runs)
     _warn(warns + dup)
-    sys.stdout.write(render(check(df, runs, only), a.verbose))
+    sys.stdout.write(render(check(usable(df) if len(df) else df, runs, only), a.verbose))
     return 0
 
 

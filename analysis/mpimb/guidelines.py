@@ -18,7 +18,8 @@ times where there are several launches, so that the judge pairs launch by launch
 sum of the medians with the sum of the parts' interval ends, wider than the interval of a sum of two
 independent estimates (the half-widths add instead of adding in quadrature).
 
-FAILED, n/a and --overlap rows take no part (findings.usable)."""
+FAILED, n/a and --overlap rows take no part (the caller passes findings.usable's rows).  The findings
+(findings.findings, given the runs) end each machine's with its guidelines (as_findings)."""
 
 from __future__ import annotations
 
@@ -26,13 +27,12 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
 from . import schema
-from .findings import usable
 from .judge import ORDERING_METHOD, Finding, Judgement, judgement
 from .keys import KEYS, MACHINE, param_values, split_overlap, without_param
 from .load import Run, groups, rel
@@ -42,6 +42,7 @@ HELD, VIOLATED, UNJUDGED = "held", "violated", "not judged"
 SOURCES = ("Träff, Gropp, Thakur, IEEE TPDS 21(5) 2010; Gropp, Hoefler, Thakur, Träff, EuroMPI 2011")
 USER_LEVEL = ("binomial", "chain", "tree-pipelined", "scatter-allgather", "2level", "2level-shm")
 ONE_SIDED_PUT = ("put-latency", "put-bw")
+Row = dict[str, Any]  # a row of the frame as a dict: the pairs are many, and a dict is read 10× faster than a Series
 
 
 @dataclass
@@ -73,15 +74,15 @@ class Result:
 # Rows made for a check
 
 
-def _launches(r: pd.Series) -> tuple[tuple[float, ...], tuple[str, ...]]:
+def _launches(r: Row) -> tuple[tuple[float, ...], tuple[str, ...]]:
     t, ids = r.get("launch_times"), r.get("launch_ids")
     return (tuple(t) if isinstance(t, (tuple, list)) else ()), (tuple(ids) if isinstance(ids, (tuple, list)) else ())
 
 
-def composite(parts: list[pd.Series], scale: float = 1.0) -> pd.Series:
+def composite(parts: list[Row], scale: float = 1.0) -> Row:
     """The row of scale × the sum of parts' times, for judge.judgement: across launches the per-launch sums
     over the launches every part has; in one launch the sum of medians and of interval ends (docstring)."""
-    out = parts[0].copy()
+    out = dict(parts[0])
     lts = [_launches(p) for p in parts]
     many = any(len(t) > 1 for t, _ in lts)
     if many:
@@ -133,7 +134,7 @@ def _match(a: pd.DataFrame, b: pd.DataFrame, on: list[str]) -> pd.DataFrame:
 KEEP = [c for c in KEYS if c != "params"]
 
 
-def _where(r: pd.Series, what: str = "", size: bool = True) -> str:
+def _where(r: Row, what: str = "", size: bool = True) -> str:
     """'at 16K B, 4 neighbours non-periodic, world, np4' — the sizes and the configuration of a check."""
     parts = [f"at {fmt_bytes(float(r['bytes']))} B" if pd.notna(r.get("bytes")) else "without a size"][:int(size)]
     if r.get("program") == "halocompare":
@@ -146,7 +147,13 @@ def _where(r: pd.Series, what: str = "", size: bool = True) -> str:
     return (what + " " if what else "") + ", ".join(parts)
 
 
-Pair = tuple[pd.Series, pd.Series, str, str, str]  # A, B, A's name, B's name, where
+Pair = tuple[Row, Row, str, str, str]  # A, B, A's name, B's name, where
+
+
+def records(d: pd.DataFrame, index: list[Any]) -> dict[Any, Row]:
+    """The rows of d at index, each once, as dicts."""
+    sub = d.loc[list(dict.fromkeys(index))]
+    return dict(zip(sub.index, sub.to_dict("records")))
 
 
 def _checks(name: str, machine: str, pairs: list[Pair], rel_word: str = "≤") -> list[Check]:
@@ -154,7 +161,7 @@ def _checks(name: str, machine: str, pairs: list[Pair], rel_word: str = "≤") -
     ratio and its interval (the judge's words)."""
     out = []
     for a, b, an, bn, where in pairs:
-        j = judgement(a, b)
+        j = judgement(cast(pd.Series, a), cast(pd.Series, b))  # (it reads a row by key only)
         o = outcome(j, equal=rel_word == "≈")
         how = "slower" if j.factor > 1 else "faster"
         factor = j.factor if j.factor >= 1 else 1 / j.factor
@@ -171,7 +178,7 @@ Outcome = tuple[list[Pair], str]  # the pairs, or why there are none
 
 
 def _simple(d: pd.DataFrame, sel_a: pd.Series, sel_b: pd.Series, on: list[str], an: str, bn: str,
-            name_a: Callable[[pd.Series], str] | None = None, name_b: Callable[[pd.Series], str] | None = None,
+            name_a: Callable[[Row], str] | None = None, name_b: Callable[[Row], str] | None = None,
             none: str = "") -> Outcome:
     a, b = d[sel_a.to_numpy(bool)], d[sel_b.to_numpy(bool)]
     if a.empty or b.empty:
@@ -179,8 +186,9 @@ def _simple(d: pd.DataFrame, sel_a: pd.Series, sel_b: pd.Series, on: list[str], 
     m = _match(a, b, on)
     if m.empty:
         return [], none or f"no {an} and {bn} rows of the same configuration"
-    return [(d.loc[i], d.loc[k], name_a(d.loc[i]) if name_a else an, name_b(d.loc[k]) if name_b else bn,
-             _where(d.loc[i])) for i, k in zip(m["ia"], m["ib"])], ""
+    r = records(d, [*m["ia"], *m["ib"]])
+    return [(r[i], r[k], name_a(r[i]) if name_a else an, name_b(r[k]) if name_b else bn, _where(r[i]))
+            for i, k in zip(m["ia"], m["ib"])], ""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -285,11 +293,12 @@ def _composite(key: str) -> Callable[[pd.DataFrame, dict[str, Any]], Outcome]:
             return [], (f"no MPI_{t1.capitalize()} and MPI_{t2.capitalize()} rows at the sizes MPI_{test.capitalize()}"
                         " needs (same communicator, ranks and settings)")
         out = []
+        r = records(d, [*m["ia"], *m["i1"], *m["i2"]])
         for ia, i1, i2 in zip(m["ia"], m["i1"], m["i2"]):
-            r1, r2 = d.loc[i1], d.loc[i2]
-            out.append((d.loc[ia], composite([r1, r2]), f"MPI_{test.capitalize()}",
-                        f"MPI_{t1.capitalize()} ({fmt_bytes(float(r1['bytes']))} B) + MPI_{t2.capitalize()} "
-                        f"({fmt_bytes(float(r2['bytes']))} B)", _where(d.loc[ia])))
+            r1, r2 = r[i1], r[i2]
+            out.append((r[ia], composite([r1, r2]), f"MPI_{test.capitalize()}",
+                        (f"MPI_{t1.capitalize()} ({fmt_bytes(float(r1['bytes']))} B) + MPI_{t2.capitalize()} "
+                         f"({fmt_bytes(float(r2['bytes']))} B)"), _where(r[ia])))
         return out, ""
     return check
 
@@ -325,8 +334,9 @@ def _default_algorithm(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
         if own.empty or others.empty:
             continue
         a, b = own.iloc[0], others.iloc[0]
-        out.append((d.loc[own.index[0]], d.loc[others.index[0]], f"the library's own choice ({a['algorithm']})",
-                    f"its fastest forced algorithm ({b['algorithm']})", _where(a, f"MPI_{str(a['test']).capitalize()}")))
+        r = records(d, [own.index[0], others.index[0]])
+        out.append((r[own.index[0]], r[others.index[0]], f"the library's own choice ({a['algorithm']})",
+                    f"its fastest forced algorithm ({b['algorithm']})", _where(r[own.index[0]], f"MPI_{str(a['test']).capitalize()}")))
     return (out, "") if out else ([], "no size with both the library's own choice and a forced algorithm measured")
 
 
@@ -344,9 +354,10 @@ def _monotony(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
     s = s[s["next_ix"].notna()]
     if s.empty:
         return [], "no sweep of two sizes or more"
-    return [(d.loc[i], d.loc[int(k)], f"t({fmt_bytes(float(d.loc[i]['bytes']))} B)",
-             f"t({fmt_bytes(float(d.loc[int(k)]['bytes']))} B)", _where(d.loc[i], _what(d.loc[i]), size=False))
-            for i, k in zip(s.index, s["next_ix"])], ""
+    nxt = s["next_ix"].astype(np.int64).to_numpy()
+    r = records(d, [*s.index, *nxt])
+    return [(r[i], r[k], f"t({fmt_bytes(float(r[i]['bytes']))} B)", f"t({fmt_bytes(float(r[k]['bytes']))} B)",
+             _where(r[i], _what(r[i]), size=False)) for i, k in zip(s.index, nxt)], ""
 
 
 def _split(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
@@ -356,14 +367,16 @@ def _split(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
     if s.empty:
         return [], "no sweep with a size m > 0 and a next size k·m (k a whole number) both measured"
     out: list[Pair] = []
-    for i, j, f in zip(s.index, s["next_ix"], s["k"]):
-        small, big = d.loc[i], d.loc[int(j)]
+    nxt = s["next_ix"].astype(np.int64).to_numpy()
+    r = records(d, [*s.index, *nxt])
+    for i, j, f in zip(s.index, nxt, s["k"]):
+        small, big = r[i], r[j]
         out.append((big, composite([small], float(f)), f"t({fmt_bytes(float(big['bytes']))} B)",
                     f"{int(f)} × t({fmt_bytes(float(small['bytes']))} B)", _where(small, _what(small), size=False)))
     return out, ""
 
 
-def _what(r: pd.Series) -> str:
+def _what(r: Row) -> str:
     return f"{r['program']} {r['test']} {r['method']}".strip()
 
 
@@ -442,11 +455,12 @@ def context(runs: list[Run]) -> dict[str, Any]:
     return {"cart": cart, "default": default}
 
 
-def check(df: pd.DataFrame, runs: list[Run], only: list[str] | None = None) -> list[Result]:
-    """Every guideline (or those named in only) on every machine of df (keys.prepared's frame)."""
-    if df.empty:
+def check(rows: pd.DataFrame, runs: list[Run], only: list[str] | None = None) -> list[Result]:
+    """Every guideline (or those named in only) on every machine of rows (findings.usable of keys.prepared's
+    frame: measured, not n/a, not FAILED); runs: the runs they came from (their JSON: context)."""
+    if rows.empty:
         return []
-    d = split_overlap(usable(df))[0]
+    d = split_overlap(rows)[0]
     ctx = context(runs)
     out = []
     for (label, lib), m in groups(d, MACHINE):
@@ -464,7 +478,7 @@ def check(df: pd.DataFrame, runs: list[Run], only: list[str] | None = None) -> l
 
 def summary(res: Result) -> str:
     """'Guidelines (...): N checked — H held, V violated, U not judged; not checkable: ...'."""
-    per = {}
+    per: dict[str, list[int]] = {}
     for c in res.checks:
         per.setdefault(c.guideline, [0, 0, 0])[(HELD, VIOLATED, UNJUDGED).index(c.outcome)] += 1
     parts = "; ".join(f"{g} {h}/{v}/{u}" for g, (h, v, u) in per.items())

@@ -16,6 +16,7 @@ import pytest
 from conftest import bindir, run_mpi
 from helpers import cli, launch_set
 from make_fixtures import LIBS, Writer
+from mpimb.findings import usable
 from mpimb.guidelines import HELD, NAMES, UNJUDGED, VIOLATED, Result, check, composite
 from mpimb.keys import prepared
 from mpimb.load import load
@@ -86,7 +87,7 @@ def build(tmp: Path, name: str, f: float, extra: dict | None = None) -> Path:
 def results(path: Path, only: list[str] | None = None) -> list[Result]:
     runs, _, _ = load([str(path)])
     df, _ = prepared(runs)
-    return check(df, runs, only)
+    return check(usable(df), runs, only)
 
 
 def outcomes(path: Path, name: str) -> dict[str, int]:
