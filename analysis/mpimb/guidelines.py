@@ -134,14 +134,15 @@ def _match(a: pd.DataFrame, b: pd.DataFrame, on: list[str]) -> pd.DataFrame:
 KEEP = [c for c in KEYS if c != "params"]
 
 
-def _where(r: Row, what: str = "", size: bool = True) -> str:
-    """'at 16K B, 4 neighbours non-periodic, world, np4' — the sizes and the configuration of a check."""
+def _where(r: Row, what: str = "", size: bool = True, hide: tuple[str, ...] = ()) -> str:
+    """'at 16K B, 4 neighbours non-periodic, world, np4' — the sizes and the configuration of a check (its params
+    but the start synchronisation and those in hide)."""
     parts = [f"at {fmt_bytes(float(r['bytes']))} B" if pd.notna(r.get("bytes")) else "without a size"][:int(size)]
     if r.get("program") == "halocompare":
         parts.append(f"{int(r['neighbors'])} neighbours {'periodic' if r['periodic'] == 1 else 'non-periodic'}")
     parts.append(str(r["comm"]))
     parts.append(f"np{int(r['nprocs'])}")
-    v = ";".join(f"{k}={x}" for k, x in schema.parse_params(str(r.get("params") or "")).items() if k != "sync")
+    v = ";".join(f"{k}={x}" for k, x in schema.parse_params(str(r.get("params") or "")).items() if k not in ("sync", *hide))
     if v:
         parts.append(f"[{v}]")
     return (what + " " if what else "") + ", ".join(parts)
@@ -336,7 +337,7 @@ def _default_algorithm(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
         a, b = own.iloc[0], others.iloc[0]
         r = records(d, [own.index[0], others.index[0]])
         out.append((r[own.index[0]], r[others.index[0]], f"the library's own choice ({a['algorithm']})",
-                    f"its fastest forced algorithm ({b['algorithm']})", _where(r[own.index[0]], f"MPI_{str(a['test']).capitalize()}")))
+                    f"its fastest forced algorithm ({b['algorithm']})", _where(r[own.index[0]], f"for MPI_{str(a['test']).capitalize()}", hide=("algorithm",))))
     return (out, "") if out else ([], "no size with both the library's own choice and a forced algorithm measured")
 
 
@@ -377,7 +378,7 @@ def _split(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
 
 
 def _what(r: Row) -> str:
-    return f"{r['program']} {r['test']} {r['method']}".strip()
+    return f"in the sweep of {r['program']} {r['test']} {r['method'] or ''}".strip()
 
 
 def _rma_put(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
