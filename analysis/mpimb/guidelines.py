@@ -34,6 +34,7 @@ import pandas as pd
 
 from . import schema
 from .judge import ORDERING_METHOD, Finding, Judgement, judgement
+from .judge import _launches as launches_of
 from .keys import KEYS, MACHINE, param_values, split_overlap, without_param
 from .load import Run, groups, rel
 from .render import fmt_bytes
@@ -74,16 +75,11 @@ class Result:
 # Rows made for a check
 
 
-def _launches(r: Row) -> tuple[tuple[float, ...], tuple[str, ...]]:
-    t, ids = r.get("launch_times"), r.get("launch_ids")
-    return (tuple(t) if isinstance(t, (tuple, list)) else ()), (tuple(ids) if isinstance(ids, (tuple, list)) else ())
-
-
 def composite(parts: list[Row], scale: float = 1.0) -> Row:
     """The row of scale × the sum of parts' times, for judge.judgement: across launches the per-launch sums
     over the launches every part has; in one launch the sum of medians and of interval ends (docstring)."""
     out = dict(parts[0])
-    lts = [_launches(p) for p in parts]
+    lts = [launches_of(cast(pd.Series, p)) for p in parts]  # (it reads a row by key only)
     many = any(len(t) > 1 for t, _ in lts)
     if many:
         common = [x for x in lts[0][1] if all(x in ids for _, ids in lts[1:])]
@@ -478,13 +474,19 @@ def check(rows: pd.DataFrame, runs: list[Run], only: list[str] | None = None) ->
 
 
 def summary(res: Result) -> str:
-    """'Guidelines (...): N checked — H held, V violated, U not judged; not checkable: ...'."""
+    """'Guidelines (...): N checked — H held, V violated, U not judged (...); not checked: ...' ('N checked, none
+    judged — not judged (why)' where no check was judged, for one reason)."""
     per: dict[str, list[int]] = {}
     for c in res.checks:
         per.setdefault(c.guideline, [0, 0, 0])[(HELD, VIOLATED, UNJUDGED).index(c.outcome)] += 1
     parts = "; ".join(f"{g} {h}/{v}/{u}" for g, (h, v, u) in per.items())
-    text = (f"Guidelines ({SOURCES}): {res.count()} checked — {res.count(HELD)} held, {res.count(VIOLATED)} violated, "
-            f"{res.count(UNJUDGED)} not judged{_why_not(res)}" + (f" (held/violated/not judged: {parts})" if parts else ""))
+    whys = {c.why for c in res.checks}
+    if res.checks and res.count(UNJUDGED) == res.count() and len(whys) == 1:  # nothing judged, for one reason
+        text = f"Guidelines ({SOURCES}): {res.count()} checked, none judged — {whys.pop()}"
+    else:
+        counts = f"{res.count(HELD)} held, {res.count(VIOLATED)} violated, {res.count(UNJUDGED)} not judged"
+        text = (f"Guidelines ({SOURCES}): {res.count()} checked — {counts}{_why_not(res)}" +
+                (f" (held/violated/not judged: {parts})" if parts else ""))
     if res.unchecked:
         text += "; not checked: " + "; ".join(f"{g} ({why})" for g, why in res.unchecked.items())
     return text + "."
