@@ -175,7 +175,7 @@ def cmd_findings(a: argparse.Namespace) -> int:
 
 
 def cmd_guidelines(a: argparse.Namespace) -> int:
-    """The self-consistent performance guidelines checked on the sets (mpimb.guidelines; docs/report.md, "Guidelines")."""
+    """The self-consistent performance guidelines checked on the sets (mpimb.guidelines; docs/report.md)."""
     from .findings import usable
     from .guidelines import check, render
 

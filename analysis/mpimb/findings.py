@@ -68,7 +68,7 @@ def findings(df: pd.DataFrame, limit: int | None = None, runs: list[Run] | None 
             out += _from(m, machine, where, "layout")
         out += _from(mach, machine, "", "machine")
         if runs is not None:
-            out += as_findings(check(mach, runs))
+            out += as_findings(check(mach, runs, per_program=True))
     return out
 
 

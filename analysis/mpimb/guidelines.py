@@ -61,9 +61,10 @@ class Check:
 
 @dataclass
 class Result:
-    """A machine's checks, and the guidelines it could not check with why."""
+    """A machine's checks (or those of one program's results), and the guidelines it could not check with why."""
 
     machine: str
+    program: str = ""  # the program whose results were checked ('': every program of the machine)
     checks: list[Check] = field(default_factory=list)
     unchecked: dict[str, str] = field(default_factory=dict)  # guideline -> why
 
@@ -138,7 +139,8 @@ def _where(r: Row, what: str = "", size: bool = True, hide: tuple[str, ...] = ()
         parts.append(f"{int(r['neighbors'])} neighbours {'periodic' if r['periodic'] == 1 else 'non-periodic'}")
     parts.append(str(r["comm"]))
     parts.append(f"np{int(r['nprocs'])}")
-    v = ";".join(f"{k}={x}" for k, x in schema.parse_params(str(r.get("params") or "")).items() if k not in ("sync", *hide))
+    params = schema.parse_params(str(r.get("params") or ""))
+    v = ";".join(f"{k}={x}" for k, x in params.items() if k not in ("sync", *hide))
     if v:
         parts.append(f"[{v}]")
     return (what + " " if what else "") + ", ".join(parts)
@@ -165,9 +167,9 @@ def _checks(name: str, machine: str, pairs: list[Pair], rel_word: str = "≤") -
         text = (f"{an} is {factor:.2f}× {how} than {bn} {where} — guideline {name} ({rel_word}) violated, "
                 f"{j.words}") if o == VIOLATED else \
             f"{name}: {an} {rel_word} {bn} {where}: " + (j.words if o == UNJUDGED else f"{o} — {j.words}")
-        out.append(Check(name, machine, o, text, j.words if o == UNJUDGED else "", bool(a.get("oversubscribed", False) or b.get("oversubscribed",
-                                                                                              False)),
-                         bool(a.get("busy", False) or b.get("busy", False))))
+        over = bool(a.get("oversubscribed", False) or b.get("oversubscribed", False))
+        busy = bool(a.get("busy", False) or b.get("busy", False))
+        out.append(Check(name, machine, o, text, j.words if o == UNJUDGED else "", over, busy))
     return out
 
 
@@ -333,7 +335,8 @@ def _default_algorithm(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
         a, b = own.iloc[0], others.iloc[0]
         r = records(d, [own.index[0], others.index[0]])
         out.append((r[own.index[0]], r[others.index[0]], f"the library's own choice ({a['algorithm']})",
-                    f"its fastest forced algorithm ({b['algorithm']})", _where(r[own.index[0]], f"for MPI_{str(a['test']).capitalize()}", hide=("algorithm",))))
+                    f"its fastest forced algorithm ({b['algorithm']})",
+                    _where(r[own.index[0]], f"for MPI_{str(a['test']).capitalize()}", hide=("algorithm",))))
     return (out, "") if out else ([], "no size with both the library's own choice and a forced algorithm measured")
 
 
@@ -402,29 +405,36 @@ class Guideline:
     statement: str
     check: Callable[[pd.DataFrame, dict[str, Any]], Outcome]
     relation: str = "≤"
+    program: str = ""  # the program whose results it reads ('': every program's sweeps)
 
 
 GUIDELINES: list[Guideline] = [
     Guideline("halo-neighbor", "neighbor-alltoall ≤ irecv-isend",
-              _halo_base(_halo_methods("neighbor-alltoall", "irecv-isend"))),
-    Guideline("halo-persistent", "persistent ≤ irecv-isend", _halo_base(_halo_methods("persistent", "irecv-isend"))),
-    Guideline("halo-isend", "irecv-isend ≤ irecv-send", _halo_base(_halo_methods("irecv-isend", "irecv-send"))),
+              _halo_base(_halo_methods("neighbor-alltoall", "irecv-isend")), program="halocompare"),
+    Guideline("halo-persistent", "persistent ≤ irecv-isend", _halo_base(_halo_methods("persistent", "irecv-isend")),
+              program="halocompare"),
+    Guideline("halo-isend", "irecv-isend ≤ irecv-send", _halo_base(_halo_methods("irecv-isend", "irecv-send")),
+              program="halocompare"),
     Guideline("halo-datatype", "datatype exchange ≤ pack + contiguous exchange + unpack (--layout array)",
-              _halo_datatype),
-    Guideline("halo-dup", "dup ≈ world", _halo_base(_halo_comm("dup")), "≈"),
-    Guideline("halo-cart", "cart ≤ world where MPI_Cart_create reorders", _halo_base(_halo_comm("cart"))),
-    Guideline("coll-allreduce", "MPI_Allreduce ≤ MPI_Reduce + MPI_Bcast", _composite("allreduce")),
-    Guideline("coll-bcast", "MPI_Bcast(n) ≤ MPI_Scatter(n/P) + MPI_Allgather(n/P)", _composite("bcast")),
-    Guideline("coll-allgather", "MPI_Allgather(n) ≤ MPI_Gather(n) + MPI_Bcast(P·n)", _composite("allgather")),
+              _halo_datatype, program="halocompare"),
+    Guideline("halo-dup", "dup ≈ world", _halo_base(_halo_comm("dup")), "≈", program="halocompare"),
+    Guideline("halo-cart", "cart ≤ world where MPI_Cart_create reorders", _halo_base(_halo_comm("cart")),
+              program="halocompare"),
+    Guideline("coll-allreduce", "MPI_Allreduce ≤ MPI_Reduce + MPI_Bcast", _composite("allreduce"),
+              program="collectives"),
+    Guideline("coll-bcast", "MPI_Bcast(n) ≤ MPI_Scatter(n/P) + MPI_Allgather(n/P)", _composite("bcast"),
+              program="collectives"),
+    Guideline("coll-allgather", "MPI_Allgather(n) ≤ MPI_Gather(n) + MPI_Bcast(P·n)", _composite("allgather"),
+              program="collectives"),
     Guideline("coll-reduce-scatter", "MPI_Reduce_scatter_block(n) ≤ MPI_Reduce(P·n) + MPI_Scatter(n)",
-              _composite("reduce-scatter-block")),
+              _composite("reduce-scatter-block"), program="collectives"),
     Guideline("coll-user", "the library's collective ≤ the suite's user-level algorithm for the same call",
-              _user_level),
+              _user_level, program="collectives"),
     Guideline("coll-default", "the library's own algorithm ≤ its fastest forced algorithm (--algorithms)",
-              _default_algorithm),
+              _default_algorithm, program="collectives"),
     Guideline("monotony", "more bytes are never faster: t(m) ≤ t(m') for the next size m' > m", _monotony),
     Guideline("split", "t(k·m) ≤ k · t(m) for the next size k·m", _split),
-    Guideline("rma-put", "MPI_Put + synchronisation ≤ Send/Recv of the same bytes", _rma_put),
+    Guideline("rma-put", "MPI_Put + synchronisation ≤ Send/Recv of the same bytes", _rma_put, program="rma"),
 ]
 NAMES = [g.name for g in GUIDELINES]
 
@@ -448,22 +458,26 @@ def context(runs: list[Run]) -> dict[str, Any]:
             cart[f] = h["cart_reordered"]
         la = r.meta.get("library_algorithms")
         if isinstance(la, dict) and isinstance(la.get("collectives"), dict):
-            default[f] = {str(k): str(v.get("default", "")) for k, v in la["collectives"].items() if isinstance(v, dict)}
+            default[f] = {str(k): str(v.get("default", "")) for k, v in la["collectives"].items()
+                          if isinstance(v, dict)}
     return {"cart": cart, "default": default}
 
 
-def check(rows: pd.DataFrame, runs: list[Run], only: list[str] | None = None) -> list[Result]:
+def check(rows: pd.DataFrame, runs: list[Run], only: list[str] | None = None,
+          per_program: bool = False) -> list[Result]:
     """Every guideline (or those named in only) on every machine of rows (findings.usable of keys.prepared's
-    frame: measured, not n/a, not FAILED); runs: the runs they came from (their JSON: context)."""
+    frame: measured, not n/a, not FAILED); runs: the runs they came from (their JSON: context).  per_program:
+    one Result per machine and program, of the guidelines about that program (findings: so that the findings
+    of several files together are those of each file)."""
     if rows.empty:
         return []
     d = split_overlap(rows)[0]
     ctx = context(runs)
     out = []
-    for (label, lib), m in groups(d, MACHINE):
-        res = Result(f"{label} · {lib}")
+    for key, m in groups(d, [*MACHINE, "program"] if per_program else MACHINE):
+        res = Result(f"{key[0]} · {key[1]}", str(key[2]) if per_program else "")
         for g in GUIDELINES:
-            if only and g.name not in only:
+            if (only and g.name not in only) or (per_program and g.program not in ("", res.program)):
                 continue
             pairs, why = g.check(m, ctx)
             if not pairs:
@@ -481,11 +495,12 @@ def summary(res: Result) -> str:
         per.setdefault(c.guideline, [0, 0, 0])[(HELD, VIOLATED, UNJUDGED).index(c.outcome)] += 1
     parts = "; ".join(f"{g} {h}/{v}/{u}" for g, (h, v, u) in per.items())
     whys = {c.why for c in res.checks}
+    on = f" on {res.program}" if res.program else ""
     if res.checks and res.count(UNJUDGED) == res.count() and len(whys) == 1:  # nothing judged, for one reason
-        text = f"Guidelines ({SOURCES}): {res.count()} checked, none judged — {whys.pop()}"
+        text = f"Guidelines{on} ({SOURCES}): {res.count()} checked, none judged — {whys.pop()}"
     else:
         counts = f"{res.count(HELD)} held, {res.count(VIOLATED)} violated, {res.count(UNJUDGED)} not judged"
-        text = (f"Guidelines ({SOURCES}): {res.count()} checked — {counts}{_why_not(res)}" +
+        text = (f"Guidelines{on} ({SOURCES}): {res.count()} checked — {counts}{_why_not(res)}" +
                 (f" (held/violated/not judged: {parts})" if parts else ""))
     if res.unchecked:
         text += "; not checked: " + "; ".join(f"{g} ({why})" for g, why in res.unchecked.items())

@@ -67,7 +67,8 @@ BUILD: dict[str, tuple[str, Callable[[Writer, float], None]]] = {
     "rma-put": ("rma", lambda w, f: (w.row("put-latency", f * T, "fence", "create", nbytes=8, params="pairs=one"),
                                      w.row("put-latency", T, "sendrecv", "p2p", nbytes=8, params="pairs=one"))),
 }
-EXTRA = {"halocompare": {"halocompare": {"cart_reordered": {"non_periodic": "2 of 4 ranks", "periodic": "2 of 4 ranks"}}},
+MOVED = {"non_periodic": "2 of 4 ranks", "periodic": "2 of 4 ranks"}
+EXTRA = {"halocompare": {"halocompare": {"cart_reordered": MOVED}},
          "collectives": {"library_algorithms": {"library": "MPICH", "collectives": {
              "bcast": {"default": "auto", "algorithms": {"auto": 0, "binomial": 1, "smp": 2}}}}}}
 
@@ -120,7 +121,8 @@ def test_approximately_equal_is_violated_both_ways(tmp_path: Path) -> None:
 def test_the_violation_names_guideline_sizes_ratio_and_interval(tmp_path: Path) -> None:
     (r,) = results(build(tmp_path, "coll-bcast", 1.5), ["coll-bcast"])
     (c,) = [c for c in r.checks if c.outcome == VIOLATED]
-    assert re.match(r"MPI_Bcast is 1\.[45]\d× slower than", c.text) and "slower than MPI_Scatter (1K B) + MPI_Allgather (1K B) at 4K B" in c.text
+    assert re.match(r"MPI_Bcast is 1\.[45]\d× slower than", c.text)
+    assert "slower than MPI_Scatter (1K B) + MPI_Allgather (1K B) at 4K B" in c.text
     assert "guideline coll-bcast (≤) violated" in c.text
     assert re.search(r"\[\d\.\d+, \d\.\d+\]", c.text), c.text
 
@@ -196,7 +198,8 @@ def test_cli_counts_violations_and_unchecked(tmp_path: Path, capsys: pytest.Capt
     assert "1 checked: 0 held, 1 violated, 0 not judged" in res.out
     assert re.search(r"halo-neighbor +1 checked: 0 held, 1 violated", res.out)
     assert re.search(r"halo-cart +not checked: no cart rows", res.out)
-    assert re.search(r"\* neighbor-alltoall is 1\.[45]\d× slower", res.out) and "than irecv-isend at 1K B, 4 neighbours" in res.out
+    assert re.search(r"\* neighbor-alltoall is 1\.[45]\d× slower", res.out)
+    assert "than irecv-isend at 1K B, 4 neighbours" in res.out
     res = cli("guidelines", "--only", "halo-isend", str(d), capsys=capsys)
     assert res.rc == 0 and "halo-neighbor" not in res.out and "halo-isend" in res.out
 
@@ -208,18 +211,30 @@ def test_unknown_guideline_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest
     assert res.err.count("\n") == 1 and "--only nope: not a guideline (one of halo-neighbor" in res.err
 
 
-def test_findings_block_ends_with_the_guidelines(capsys: pytest.CaptureFixture[str]) -> None:
+def test_findings_end_with_the_guidelines_per_program(capsys: pytest.CaptureFixture[str]) -> None:
+    """findings: per machine and program one finding with the counts, then one per violation; the findings of
+    files taken together are those of each file (the guidelines of one program read that program's rows)."""
     from helpers import FIXTURES
 
     res = cli("findings", str(FIXTURES / "clusterA"), capsys=capsys)
     assert res.rc == 0
     lines = res.out.splitlines()
-    summary = [x for x in lines if ": Guidelines (" in x]
-    assert len(summary) == 1 and summary[0].startswith("  * clusterA · Open MPI 4.1.4: Guidelines")
-    assert re.search(r"\d+ checked — \d+ held, \d+ violated, \d+ not judged", summary[0])
+    summary = [x for x in lines if ": Guidelines on " in x]
+    assert [x.split(": Guidelines on ")[1].split(" ")[0] for x in summary] == [
+        "collectives", "halocompare", "pingpong", "rma", "threads"]
+    assert all(x.startswith("  * clusterA · Open MPI 4.1.4: ") for x in summary)
+    counts = [re.search(r"(\d+) checked — (\d+) held, (\d+) violated, (\d+) not judged", x) for x in summary]
+    assert all(m is not None and int(m[1]) == int(m[2]) + int(m[3]) + int(m[4]) for m in counts), summary
     violations = [x for x in lines if "violated, outside the noise" in x]
-    n = int(re.search(r"(\d+) violated", summary[0]).group(1))  # type: ignore[union-attr]
-    assert n > 0 and len(violations) == n
+    assert sum(int(m[3]) for m in counts if m) == len(violations) > 0
+    apart = []
+    for f in ("halocompare-clusterA-np16.csv", "collectives-clusterA-np16.csv"):
+        apart += [x for x in cli("findings", str(FIXTURES / "clusterA" / f), capsys=capsys).out.splitlines()
+                  if "Guidelines on " in x or "guideline " in x]
+    both = cli("findings", *(str(FIXTURES / "clusterA" / f) for f in ("halocompare-clusterA-np16.csv",
+                                                                       "collectives-clusterA-np16.csv")),
+               capsys=capsys).out.splitlines()
+    assert sorted(apart) == sorted(x for x in both if "Guidelines on " in x or "guideline " in x) and apart
 
 
 # --- end to end: one small real run of halocompare and collectives per library ------------------------------------
