@@ -64,7 +64,7 @@ def _usage_problem(a: argparse.Namespace) -> str | None:
     """The first usage error the parser cannot see: a value out of its vocabulary, an output that
     cannot be written or that would overwrite an input or another output."""
     if a.cmd == "guidelines" and (bad := unknown_guideline(a.only)) is not None:
-        return f"--only {bad}: not a guideline (one of {', '.join(GUIDELINE_NAMES)})"
+        return f"--only {bad or '(an empty name)'}: not a guideline (one of {', '.join(GUIDELINE_NAMES)})"
     if a.cmd == "compare":
         if len(a.sets) < 2:
             return "compare needs at least two result sets (A B [C...])"
@@ -179,7 +179,7 @@ def cmd_guidelines(a: argparse.Namespace) -> int:
     from .findings import usable
     from .guidelines import check, render
 
-    only = [x.strip() for x in a.only.split(",")] if a.only else None
+    only = [x.strip() for x in a.only.split(",")] if a.only is not None else None
     runs, _, warns = load(a.sets)
     df, dup = prepared(runs)
     _warn(warns + dup)

@@ -440,11 +440,10 @@ NAMES = [g.name for g in GUIDELINES]
 
 
 def unknown(only: str | None) -> str | None:
-    """The first name in a --only list that is not a guideline (None: all known)."""
-    for n in (only or "").split(",") if only else []:
-        if n.strip() not in NAMES:
-            return n.strip()
-    return None
+    """The first name in a --only list that is not a guideline, '' for an empty one (None: all known)."""
+    if only is None:
+        return None
+    return next((n.strip() for n in only.split(",") if n.strip() not in NAMES), None)
 
 
 def context(runs: list[Run]) -> dict[str, Any]:

@@ -209,6 +209,9 @@ def test_unknown_guideline_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest
     res = cli("guidelines", "--only", "halo-isend,nope", str(d), capsys=capsys)
     assert res.rc == 2 and res.out == ""
     assert res.err.count("\n") == 1 and "--only nope: not a guideline (one of halo-neighbor" in res.err
+    for empty in ("", "halo-isend,"):
+        res = cli("guidelines", "--only", empty, str(d), capsys=capsys)
+        assert res.rc == 2 and res.out == "" and "--only (an empty name): not a guideline" in res.err
 
 
 def test_findings_end_with_the_guidelines_per_program(capsys: pytest.CaptureFixture[str]) -> None:
