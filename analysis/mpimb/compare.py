@@ -39,7 +39,16 @@ from .judge import BUSY, OVERSUBSCRIBED, UNJUDGED
 from .keys import KEYS, builds, failed_banner, launch_parts, split_measured, split_sync
 from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, welch
 from .load import COLUMNS, Run, frame, load, per_run_text, short_library
-from .page import banners, busy_banner, html_page, img, meta_fields, meta_table, oversubscribed_banner
+from .page import (
+    banners,
+    busy_banner,
+    html_page,
+    img,
+    meta_fields,
+    meta_table,
+    oversubscribed_banner,
+    simulated_banner,
+)
 from .plots import P2P, Spec, compare_specs, draw
 from .plotting import Plot, pyplot
 from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
@@ -636,7 +645,8 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     except BrokenProcessPool:  # the worker died (killed, out of memory): draw here
         plots = draw(specs)
     allruns = [r for _, runs in sets for r in runs]
-    sim = any(r.simulated for r in allruns)
+    sims = [r for r in allruns if r.simulated]
+    sim = simulated_banner(sims) if sims else ""
     metas = meta_columns(sets, machines)
     banner = failed_banner(df)
     over = [r for r in allruns if r.oversubscribed]
@@ -668,7 +678,7 @@ def _every(csv_path: Path | None) -> str:
 
 
 def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
-                metas: list[tuple[str, dict[str, Any]]], runs: list[Run], warns: list[str], stat: str, sim: bool,
+                metas: list[tuple[str, dict[str, Any]]], runs: list[Run], warns: list[str], stat: str, sim: str,
                 csv_path: Path | None, cross: Table | None, df: pd.DataFrame) -> None:
     pub = any(r.published for r in runs)
     nfail = int(df["failed"].sum())
@@ -699,7 +709,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
 
 
 def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
-              metas: list[tuple[str, dict[str, Any]]], stat: str, sim: bool, csv_path: Path | None,
+              metas: list[tuple[str, dict[str, Any]]], stat: str, sim: str, csv_path: Path | None,
               cross: Table | None, banner: str, obanner: str = "") -> None:
     pdir = Path(f"{md.with_suffix('')}-plots")
     lines = [f"# mpimb comparison: {md_text(' vs '.join(names))}", ""]
@@ -709,7 +719,7 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
     for line in obanner.splitlines():
         lines += [f"> **{md_text(line)}**", ""]
     if sim:
-        lines += ["> **SIMULATED RESULTS** in at least one set (SimGrid SMPI), not real hardware.", ""]
+        lines += [f"> **{md_text(sim)}**", ""]
     if any(m.get("source") == "published" for _, m in metas):
         lines += ["> **PUBLISHED FIGURES** in at least one set: transcribed from a publication, not measured.", ""]
     lines += [md_text(f"Reference (A) = {names[0]}; statistic: {stat}; ratios are time(X)/time(A), < 1 = faster; ")
