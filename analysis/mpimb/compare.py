@@ -32,12 +32,11 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import crosssystem, schema
 from .judge import BUSY, OVERSUBSCRIBED, UNJUDGED
 from .keys import KEYS, builds, failed_banner, launch_parts, split_measured, split_sync
-from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, welch
+from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, t_quantile, welch
 from .load import COLUMNS, Run, frame, load, per_run_text, short_library
 from .page import (
     banners,
@@ -188,7 +187,7 @@ def aggregate(df: pd.DataFrame, stat: str) -> tuple[pd.DataFrame, pd.DataFrame]:
                                               hi=("hi", "max"), na=("na", "all"), failed=("failed", "any"),
                                               reps=("reps", "min"), over=("over", "any"), busy=("busy", "any"))
         n, m, v = a["n"], a["m"], a["v"]
-        half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.sqrt(v.fillna(0) / np.maximum(n, 1))
+        half = t_quantile(0.975, np.maximum(n - 1, 1)) * np.sqrt(v.fillna(0) / np.maximum(n, 1))
         lo = pd.Series(np.where(n >= MIN_LAUNCHES, np.exp(m - half), a["lo"]), a.index)
         hi = pd.Series(np.where(n >= MIN_LAUNCHES, np.exp(m + half), a["hi"]), a.index)
         flags = a[["na", "failed", "reps", "over", "busy"]]

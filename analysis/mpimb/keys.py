@@ -19,10 +19,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import schema
-from .launches import MIN_LAUNCHES
+from .launches import MIN_LAUNCHES, t_quantile
 from .load import Run, frame
 
 KEYS = schema.key_columns()
@@ -145,7 +144,7 @@ def combine(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFr
     out = d.iloc[first].reset_index(drop=True)
     n = a["n"].to_numpy(np.int64)
     many = a["size"].to_numpy() > 1
-    half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.sqrt(a["v"].fillna(0).to_numpy() / np.maximum(n, 1))
+    half = t_quantile(0.975, np.maximum(n - 1, 1)) * np.sqrt(a["v"].fillna(0).to_numpy() / np.maximum(n, 1))
     m = a["m"].to_numpy(float)
     lo = np.where(n >= MIN_LAUNCHES, np.exp(m - half), a["lo"].to_numpy(float))
     hi = np.where(n >= MIN_LAUNCHES, np.exp(m + half), a["hi"].to_numpy(float))
