@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..judge import pair, ratio, us
+from ..judge import judgement, pair, ratio, us
 from ..keys import MACHINE, VARIANT, param_numbers, param_values
 from ..load import groups
 from ..plotting import Plot, log_y, per_test, pyplot, save
@@ -86,10 +86,51 @@ def placement(t: pd.DataFrame, ctx: str) -> Table:
                  groups=[("", 1)] + [(p, 2) for p in places])
 
 
+LEVELS = ("single", "funneled", "serialized", "multiple")
+SHORT = {"called": "outside the noise", "noise": "within the noise"}  # else: not judged
+
+
+def overhead(d: pd.DataFrame, ctx: str) -> Table | None:
+    """What a single-threaded ping-pong pays for the thread level it requested (scripts/thread-overhead: the
+    per-level runs of one machine, each its own launch): per overhead test and size, µs per message per
+    requested level (bandwidth: window time / window), MULTIPLE - SINGLE, and MULTIPLE / SINGLE with the one
+    judge's verdict (judge.judgement: across launches, paired per launch where scripts/launches alternated
+    them); a note per row gives the verdict's interval, one per level the library provided otherwise."""
+    t = d[d["test"].str.startswith("overhead") & d["method"].isin(LEVELS) & d["time_median_s"].notna()]
+    if not ({"single", "multiple"} <= set(t["method"])):
+        return None
+    window = param_numbers(t["params"], "window").where(t["test"] == "overhead-bw").fillna(1.0)
+    t = t.assign(us=t["time_median_s"] * 1e6 / window)
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for (test, nbytes), g in t.groupby(["test", "bytes"], sort=False):
+        by = g.drop_duplicates("method").set_index("method")
+        cells = [str(test), f"{nbytes:.0f}"] + [f"{by.at[lv, 'us']:.3f}" if lv in by.index else "-" for lv in LEVELS]
+        if {"single", "multiple"} <= set(by.index):
+            m, s = by.loc["multiple"], by.loc["single"]
+            j = judgement(m, s)
+            diff = float(m["us"] - s["us"])
+            cells += [f"{diff:+.3f}", f"{100 * diff / float(s['us']):+.1f}%", f"{j.factor:.3f}",
+                      SHORT.get(j.verdict, "not judged")]
+            notes.append(f"{test} {nbytes:.0f} B: MULTIPLE / SINGLE {j.words}")
+        else:
+            cells += ["-"] * 4
+        rows.append(cells)
+    rows.sort(key=lambda r: (r[0] != "overhead-latency", float(r[1])))
+    provided = t.groupby("method")["thread_level"].unique()
+    notes += [f"requested {lv}, the library provided {', '.join(sorted(map(str, p)))}"
+              for lv, p in provided.items() if set(p) != {lv}]
+    return Table(f"threads thread-level overhead: µs per message per requested level, MULTIPLE against SINGLE — "
+                 f"{ctx}", ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE µs", "%", "M/S", "verdict"], rows,
+                 notes=notes, keys=2)
+
+
 def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
     mw = d["test"] == "master-worker"
     pl = (d["test"] == "overlap") & (param_values(d["params"], "placement") != "")
     out = test_tables(d[~mw & ~pl], ctx) if (~mw & ~pl).any() else []
+    if (o := overhead(d, ctx)) is not None:
+        out.append(o)
     if pl.any():
         out.append(placement(d[pl], ctx))
     if mw.any():
