@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..judge import judgement, pair, ratio, us
+from ..judge import BUSY, OVERSUBSCRIBED, judgement, pair, ratio, us
 from ..keys import MACHINE, VARIANT, param_numbers, param_values
 from ..load import groups
 from ..plotting import Plot, log_y, per_test, pyplot, save
@@ -118,6 +118,9 @@ def overhead(d: pd.DataFrame, ctx: str) -> Table | None:
         rows.append(cells)
     rows.sort(key=lambda r: (r[0] != "overhead-latency", float(r[1])))
     provided = t.groupby("method")["thread_level"].unique()
+    # the marks the findings carry, for the whole table: a run of it was oversubscribed or on a busy machine
+    notes += [mark.strip() for mark, col in ((OVERSUBSCRIBED, "oversubscribed"), (BUSY, "busy"))
+              if col in t and bool(t[col].any())]
     notes += [f"requested {lv}, the library provided {', '.join(sorted(map(str, p)))}"
               for lv, p in provided.items() if set(p) != {lv}]
     return Table(f"threads thread-level overhead: µs per message per requested level, MULTIPLE against SINGLE — "
