@@ -98,7 +98,8 @@ def test_thread_overhead_failed_launch_is_1(tmp_path: Path) -> None:
              tmp_path / "o", "--", "-m", "8:8", "--verify"], tmp_path, env={"MPIMB_FAULT": "overhead-latency"}, timeout=600)
     assert p.returncode == 1, p.stderr
     # the series (scripts/launches) stops at the first launch of round 1, whichever level the order put first
-    assert re.search(r"^launches: launch 1 of (single|funneled|serialized|multiple) failed \(exit 1\)", p.stderr, re.M)
+    first = r"^launches: launch 1 of (single|funneled|serialized|multiple) failed \(exit 1\)"
+    assert re.search(first, p.stderr, re.MULTILINE), p.stderr
     assert "thread-overhead: openmpi: a launch failed (exit 1;" in p.stderr
 
 

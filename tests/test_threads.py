@@ -408,8 +408,7 @@ def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
     # the set is not reused
     again = overhead(lib, tmp_path, 1)
     assert again.returncode == 2 and again.stderr.strip().splitlines() == [
-        f"thread-overhead: -o {tmp_path}: {tmp_path}/{lib} is not empty (an earlier run?): give a new or empty "
-        "directory"]
+        f"thread-overhead: -o {tmp_path}: {tmp_path}/{lib} is not empty (an earlier run?): give a new or empty directory"]
 
 
 def test_thread_overhead_judged_across_launches(tmp_path: Path) -> None:
