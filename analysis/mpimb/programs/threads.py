@@ -10,6 +10,7 @@ against plain overlap, the best master-worker version against mpi-only at the mo
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -100,23 +101,26 @@ def overhead(d: pd.DataFrame, ctx: str) -> Table | None:
     if not ({"single", "multiple"} <= set(t["method"])):
         return None
     window = param_numbers(t["params"], "window").where(t["test"] == "overhead-bw").fillna(1.0)
-    t = t.assign(us=t["time_median_s"] * 1e6 / window)
+    # latency before bandwidth, each by size: the rows and their notes in one order
+    t = t.assign(us=t["time_median_s"] * 1e6 / window, bw=t["test"] != "overhead-latency")
+    t = t.sort_values(["bw", "test", "bytes"], kind="stable")
     rows: list[list[str]] = []
     notes: list[str] = []
     for (test, nbytes), g in t.groupby(["test", "bytes"], sort=False):
-        by = g.drop_duplicates("method").set_index("method")
-        cells = [str(test), f"{nbytes:.0f}"] + [f"{by.at[lv, 'us']:.3f}" if lv in by.index else "-" for lv in LEVELS]
-        if {"single", "multiple"} <= set(by.index):
-            m, s = by.loc["multiple"], by.loc["single"]
+        size = f"{float(nbytes):.0f}"  # type: ignore[arg-type]
+        one = g.drop_duplicates("method").set_index("method")
+        by = {str(lv): cast(pd.Series, one.loc[lv]) for lv in one.index}
+        cells = [str(test), size] + [f"{float(by[lv]['us']):.3f}" if lv in by else "-" for lv in LEVELS]
+        if "single" in by and "multiple" in by:
+            m, s = by["multiple"], by["single"]
             j = judgement(m, s)
-            diff = float(m["us"] - s["us"])
+            diff = float(m["us"]) - float(s["us"])
             cells += [f"{diff:+.3f}", f"{100 * diff / float(s['us']):+.1f}%", f"{j.factor:.3f}",
                       SHORT.get(j.verdict, "not judged")]
-            notes.append(f"{test} {nbytes:.0f} B: MULTIPLE / SINGLE {j.words}")
+            notes.append(f"{test} {size} B: MULTIPLE / SINGLE {j.words}")
         else:
             cells += ["-"] * 4
         rows.append(cells)
-    rows.sort(key=lambda r: (r[0] != "overhead-latency", float(r[1])))
     provided = t.groupby("method")["thread_level"].unique()
     # the marks the findings carry, for the whole table: a run of it was oversubscribed or on a busy machine
     notes += [mark.strip() for mark, col in ((OVERSUBSCRIBED, "oversubscribed"), (BUSY, "busy"))
