@@ -87,7 +87,7 @@ def placement(t: pd.DataFrame, ctx: str) -> Table:
                  groups=[("", 1)] + [(p, 2) for p in places])
 
 
-LEVELS = ("single", "funneled", "serialized", "multiple")
+LEVELS = tuple(schema.thread_levels())  # the requested levels, lowest first
 SHORT = {"called": "outside the noise", "noise": "within the noise"}  # else: not judged
 
 
