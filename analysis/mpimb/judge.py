@@ -154,7 +154,8 @@ def judgement(a: pd.Series, b: pd.Series) -> Judgement:
     tb, ib = _launches(b)
     if len(ta) > 1 or len(tb) > 1:
         return _across(ta, ia, tb, ib)
-    if ia and ib and ia[0] != ib[0]:
+    # two runs are two launches even where they share a round of scripts/launches (one launch id)
+    if ia and ib and (ia[0] != ib[0] or a.get("file") != b.get("file")):
         return Judgement("few", f"not judged (one launch of each; {MIN_LAUNCHES} launches needed: scripts/launches)",
                          ratio(float(a["time_median_s"]), float(b["time_median_s"])))
     p = paired(a, b)
