@@ -229,6 +229,16 @@ def text_table(stdout: str, title: str) -> list[list[str]]:
     return out
 
 
+def sh(cmd: list[str | Path], cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300,
+       add_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The test package's one way to run a command that is not an MPI launch (run_mpi) or mpimb-report in this
+    process (report): words (paths as text), output captured as text, the exit code returned, never raised.
+    env replaces the environment, as subprocess does; add_env adds to this process's."""
+    full = {**os.environ, **add_env} if add_env is not None else env
+    return subprocess.run([str(c) for c in cmd], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
 def report(*args: str | Path) -> str:
     """mpimb-report run in this process, its stdout (its start-up, pandas and matplotlib imported, is most
     of a short call's time, and each worker pays it once); any exit but 0 fails the test."""

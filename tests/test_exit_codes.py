@@ -13,18 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, bindir, have
+from conftest import ROOT, bindir, have, sh
 
 REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 FIXTURES = ROOT / "tests" / "analysis" / "fixtures"
-
-
-def run(cmd: list[str | Path], cwd: Path, env: dict[str, str] | None = None,
-        timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    full = dict(os.environ)
-    full.update(env or {})
-    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=full, check=False)
 
 
 def one_line(p: subprocess.CompletedProcess[str], prefix: str) -> str:
@@ -37,11 +29,11 @@ def one_line(p: subprocess.CompletedProcess[str], prefix: str) -> str:
 def test_mpimb_report(tmp_path: Path) -> None:
     if not REPORT.exists():
         pytest.skip("make venv first")
-    ok = run([REPORT, "validate", FIXTURES], tmp_path)
+    ok = sh([REPORT, "validate", FIXTURES], tmp_path)
     assert ok.returncode == 0, ok.stderr
-    missing = run([REPORT, "table", tmp_path / "nothing-here"], tmp_path)
+    missing = sh([REPORT, "table", tmp_path / "nothing-here"], tmp_path)
     assert missing.returncode == 1 and "no such file or directory" in one_line(missing, "mpimb-report: ")
-    bad = run([REPORT, "table", FIXTURES, "--stat", "mode"], tmp_path)
+    bad = sh([REPORT, "table", FIXTURES, "--stat", "mode"], tmp_path)
     assert bad.returncode == 2 and one_line(bad, "mpimb-report: ")
 
 
@@ -52,11 +44,11 @@ def test_sweep_sbatch_failure_is_1(tmp_path: Path) -> None:
     (fake / "sbatch").write_text("#!/bin/sh\necho 'sbatch: error: Batch job submission failed' >&2\nexit 1\n")
     (fake / "sbatch").chmod(0o755)
     env = {"PATH": f"{fake}:{os.environ['PATH']}"}
-    p = run([ROOT / "slurm" / "sweep", "--results", tmp_path / "r", "--bindir", bindir("openmpi"), "--label", "x"],
-            tmp_path, env=env)
+    p = sh([ROOT / "slurm" / "sweep", "--results", tmp_path / "r", "--bindir", bindir("openmpi"), "--label", "x"],
+            tmp_path, add_env=env)
     assert p.returncode == 1
     assert "sbatch failed for halocompare-N1-ppn1" in one_line(p, "sweep: ")
-    usage = run([ROOT / "slurm" / "sweep", "--nodes", "x"], tmp_path, env=env)
+    usage = sh([ROOT / "slurm" / "sweep", "--nodes", "x"], tmp_path, add_env=env)
     assert usage.returncode == 2
 
 
@@ -67,13 +59,13 @@ def test_collect_strict_incomplete_is_1(tmp_path: Path) -> None:
     (sweep / "sweep.tsv").write_text("submitted_utc\tjob_id\tconfig\tscript\n"
                                      "2026-01-01T00:00:00Z\t17\thalocompare-N1-ppn1\tsbatch/x.sh\n")
     (job / "job.json").write_text('{\n  "config": "halocompare-N1-ppn1",\n  "exit_code": 1,\n  "status": "failed"\n}\n')
-    p = run([ROOT / "slurm" / "collect", "--results", tmp_path / "results", "--no-report", "--strict", "lab"],
+    p = sh([ROOT / "slurm" / "collect", "--results", tmp_path / "results", "--no-report", "--strict", "lab"],
             tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "halocompare-N1-ppn1" in p.stdout and "failed" in p.stdout
-    lenient = run([ROOT / "slurm" / "collect", "--results", tmp_path / "results", "--no-report", "lab"], tmp_path)
+    lenient = sh([ROOT / "slurm" / "collect", "--results", tmp_path / "results", "--no-report", "lab"], tmp_path)
     assert lenient.returncode == 0
-    usage = run([ROOT / "slurm" / "collect", "--strict"], tmp_path)
+    usage = sh([ROOT / "slurm" / "collect", "--strict"], tmp_path)
     assert usage.returncode == 2
 
 
@@ -84,18 +76,19 @@ def test_simulate_failed_run_is_1(tmp_path: Path) -> None:
         pytest.skip("SimGrid or build/smpi not available")
     args = ["pingpong", "-n", "2", "--platform", "two-node", "--no-build", "--", "--quick", "--verify", "--tests",
             "latency", "-m", "8:8", "-o", str(tmp_path / "pp.csv")]
-    p = run([ROOT / "scripts" / "simulate", *args], tmp_path, env={"MPIMB_FAULT": "latency"})
+    p = sh([ROOT / "scripts" / "simulate", *args], tmp_path, add_env={"MPIMB_FAULT": "latency"})
     assert p.returncode == 1, p.stderr
     assert "failed verification" in p.stderr
-    usage = run([ROOT / "scripts" / "simulate", *args[:-2], "--count", "-1"], tmp_path)
+    usage = sh([ROOT / "scripts" / "simulate", *args[:-2], "--count", "-1"], tmp_path)
     assert usage.returncode == 2, usage.stderr
 
 
 def test_thread_overhead_failed_launch_is_1(tmp_path: Path) -> None:
     if not have("openmpi", "threads") or not shutil.which("mpiexec.openmpi"):
         pytest.skip("build/openmpi/bin/threads not built")
-    p = run([ROOT / "scripts" / "thread-overhead", "--lib", "openmpi", "--rounds", "1", "--quick", "-o",
-             tmp_path / "o", "--", "-m", "8:8", "--verify"], tmp_path, env={"MPIMB_FAULT": "overhead-latency"}, timeout=600)
+    p = sh([ROOT / "scripts" / "thread-overhead", "--lib", "openmpi", "--rounds", "1", "--quick", "-o",
+            tmp_path / "o", "--", "-m", "8:8", "--verify"], tmp_path, add_env={"MPIMB_FAULT": "overhead-latency"},
+           timeout=600)
     assert p.returncode == 1, p.stderr
     # the series (scripts/launches) stops at the first launch of round 1, whichever level the order put first
     first = r"^launches: launch 1 of (single|funneled|serialized|multiple) failed \(exit 1\)"
@@ -105,13 +98,13 @@ def test_thread_overhead_failed_launch_is_1(tmp_path: Path) -> None:
 
 def test_install_tree(tmp_path: Path) -> None:
     tool = ROOT / "scripts" / "install-tree"
-    usage = run([tool, "install", "--prefix", "relative/p", "--programs", "x"], tmp_path)
+    usage = sh([tool, "install", "--prefix", "relative/p", "--programs", "x"], tmp_path)
     assert usage.returncode == 2 and "PREFIX must be an absolute path" in one_line(usage, "install-tree: ")
-    none = run([tool, "uninstall", "--prefix", str(tmp_path / "p")], tmp_path)
+    none = sh([tool, "uninstall", "--prefix", str(tmp_path / "p")], tmp_path)
     assert none.returncode == 2 and "no mpimb installed here" in none.stderr
     prog = tmp_path / "halocompare"
     prog.write_text("#!/bin/sh\n")
     prog.chmod(0o755)
-    failed = run([tool, "install", "--destdir", "/proc/mpimb-stage", "--prefix", "/opt/x", "--programs", str(prog),
+    failed = sh([tool, "install", "--destdir", "/proc/mpimb-stage", "--prefix", "/opt/x", "--programs", str(prog),
                   "--report", "no"], tmp_path)
     assert failed.returncode == 1 and "cannot create" in one_line(failed, "install-tree: ")

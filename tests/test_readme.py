@@ -26,7 +26,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, bindir, check_schema, launcher, mpich_turn, report, run_mpi
+from conftest import (
+    ROOT,
+    bindir,
+    check_schema,
+    launcher,
+    mpich_turn,
+    report,
+    run_mpi,
+    sh,
+)
 from slurm_cluster import SlurmCluster
 
 README = ROOT / "README.md"
@@ -61,10 +70,10 @@ def block_id(block: list[list[str]]) -> str:
     return " / ".join(" ".join(c[:3]) for c in block)[:80]
 
 
-def sh(cmd: list[str | Path], cwd: Path, env: dict[str, str] | None = None,
+def ok(cmd: list[str | Path], cwd: Path, env: dict[str, str] | None = None,
        timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                       check=False)
+    """A README command run (conftest.sh), which must succeed."""
+    p = sh(cmd, cwd, env, timeout)
     assert p.returncode == 0, f"{shlex.join(map(str, cmd))}: exit {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-3000:]}"
     return p
 
@@ -110,7 +119,7 @@ def run_launches(words: list[str], tmp: Path) -> None:
         names.append(name.rstrip(":"))
         configs += [*(["::"] if configs else []), name, *launcher(lib, n), str(program_path(lib, path)), *quick(args)]
     with mpich_turn("mpich", mpich_ranks):  # the series' MPICH launches are the machine's MPICH job
-        sh([ROOT / words[0], *words[1:sep], "--", *configs], cwd=tmp)
+        ok([ROOT / words[0], *words[1:sep], "--", *configs], cwd=tmp)
     out = tmp / words[words.index("-o") + 1]
     want = [f"launch-{i}.csv" for i in range(1, int(words[words.index("--launches") + 1]) + 1)]
     for name in names:
@@ -149,7 +158,7 @@ def run_make(words: list[str], tmp: Path) -> None:
         pytest.skip("SimGrid SMPI not installed (apt-get install libsimgrid-dev)")
     # the Makefile's default SIM_ARGS, with the results sent here instead of the checkout's results/
     (default,) = re.findall(r"^SIM_ARGS \?= (.*)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
-    sh(["make", "--no-print-directory", "-C", ROOT, *words[1:], f"SIM_ARGS={default} -o {tmp}"], cwd=tmp)
+    ok(["make", "--no-print-directory", "-C", ROOT, *words[1:], f"SIM_ARGS={default} -o {tmp}"], cwd=tmp)
     (result,) = tmp.glob("*.csv")
     assert f"-sim-{assigns['SIM_PLATFORM']}-" in result.name, result.name
 
@@ -206,13 +215,13 @@ def test_slurm_block(block: list[list[str]], slurm: SlurmCluster, tmp_path: Path
                 words[words.index(opt) + 1] = here
             words += ["--partition", slurm.partition, "--time", "5", "--bindir", str(bindir("openmpi")),
                       "--launcher", "mpiexec", "--mpiexec", mpiexec, "--", "--quick"]
-            p = sh([ROOT / words[0], "--results", results, *words[1:]], cwd=tmp_path,
+            p = ok([ROOT / words[0], "--results", results, *words[1:]], cwd=tmp_path,
                    env=dict(slurm.env, MPIMB_SWEEP_POLL="1"))
             assert re.search(r"\b(\d+) of \1 job\(s\) completed, 0 failed", p.stdout), p.stdout
         else:
             assert words[0] == "slurm/collect", f"no runner for {shlex.join(words)}"
             # without the sweep's report and plots (40 s here; tests/test_slurm.py makes them from a sweep)
-            sh([ROOT / words[0], "--results", results, "--no-report", *words[1:]], cwd=tmp_path, env=slurm.env)
+            ok([ROOT / words[0], "--results", results, "--no-report", *words[1:]], cwd=tmp_path, env=slurm.env)
             with open(results / words[-1] / "collect.tsv", newline="") as f:
                 status = {r["config"]: r["status"] for r in csv.DictReader(f, delimiter="\t")}
             assert status and set(status.values()) == {"complete"}, status

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, ROOT, bindir, report
+from conftest import COLUMNS, ROOT, bindir, report, sh
 from slurm_cluster import SlurmCluster, missing_tools
 
 SWEEP = ROOT / "slurm" / "sweep"
@@ -28,12 +28,6 @@ MPIEXEC_OMPI = "mpiexec.openmpi --oversubscribe" + (" --allow-run-as-root" if os
 # what is checked is the job's record, not a measurement).
 TINY = ["--args", "halocompare=--methods sendrecv --comms world --neighbors 4 --periodic no", "--", "--quick",
         "--reps", "1", "--max-reps", "1", "--warmup", "0"]
-
-
-def run(cmd: list[str | Path], env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(c) for c in cmd], check=False, capture_output=True, text=True, env=env, timeout=timeout
-    )
 
 
 def files_under(d: Path) -> list[Path]:
@@ -74,7 +68,7 @@ def files_under(d: Path) -> list[Path]:
 def test_sweep_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
     res = tmp_path / "results"
     args = [a.replace("TMP", str(tmp_path)) for a in args]
-    p = run([SWEEP, "--results", res, "--bindir", bindir("openmpi"), *args], timeout=60)
+    p = sh([SWEEP, "--results", res, "--bindir", bindir("openmpi"), *args], timeout=60)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("sweep: "), p.stderr
@@ -94,7 +88,7 @@ def test_sweep_refuses_bad_input(tmp_path: Path, args: list[str], message: str) 
     ],
 )
 def test_collect_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
-    p = run([COLLECT, "--results", tmp_path, *(a.replace("TMP", str(tmp_path)) for a in args)], timeout=60)
+    p = sh([COLLECT, "--results", tmp_path, *(a.replace("TMP", str(tmp_path)) for a in args)], timeout=60)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("collect: ") and message in lines[0], p.stderr
@@ -104,7 +98,7 @@ def test_collect_refuses_bad_input(tmp_path: Path, args: list[str], message: str
 def dry_run(tmp_path: Path, *args: str) -> list[str]:
     """The scripts --dry-run prints, one string each; nothing may be written."""
     res = tmp_path / "results"
-    p = run([SWEEP, "--dry-run", "--results", res, "--bindir", bindir("mpich"), "--label", "lab", *args], timeout=60)
+    p = sh([SWEEP, "--dry-run", "--results", res, "--bindir", bindir("mpich"), "--label", "lab", *args], timeout=60)
     assert p.returncode == 0, p.stderr
     assert not res.exists(), "--dry-run must write nothing"
     parts = p.stdout.split("# ===== sbatch script ")[1:]
@@ -177,7 +171,7 @@ def test_job_never_reuses_another_jobs_directory(tmp_path: Path) -> None:
     taken = tmp_path / "results" / "lab" / "7"
     taken.mkdir(parents=True)
     (taken / "halocompare-lab-np1-x.csv").write_text("earlier job\n")
-    p = run(["bash", script], env=dict(os.environ, SLURM_JOB_ID="7"), timeout=60)
+    p = sh(["bash", script], env=dict(os.environ, SLURM_JOB_ID="7"), timeout=60)
     assert p.returncode == 1
     assert [f.name for f in taken.iterdir()] == ["halocompare-lab-np1-x.csv"]
     assert (taken / "halocompare-lab-np1-x.csv").read_text() == "earlier job\n"
@@ -193,7 +187,7 @@ def test_job_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
     for i, s in enumerate(scripts):
         f = tmp_path / f"job{i}.sh"
         f.write_text(s)
-        p = run(["shellcheck", f], timeout=120)
+        p = sh(["shellcheck", f], timeout=120)
         assert p.returncode == 0, f"{p.stdout}\n{s}"
 
 
@@ -217,11 +211,11 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def sweep(c: SlurmCluster, results: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(c.env, MPIMB_SWEEP_POLL="1")
-    return run([SWEEP, "--results", results, "--partition", c.partition, "--time", "5", *args], env=env, timeout=400)
+    return sh([SWEEP, "--results", results, "--partition", c.partition, "--time", "5", *args], env=env, timeout=400)
 
 
 def collect(c: SlurmCluster, results: Path, label: str, *args: str) -> dict[str, dict[str, str]]:
-    p = run([COLLECT, "--results", results, label, *args], env=c.env, timeout=400)
+    p = sh([COLLECT, "--results", results, label, *args], env=c.env, timeout=400)
     assert p.returncode == 0, p.stdout + p.stderr
     with open(results / label / "collect.tsv", newline="") as f:
         return {r["config"]: r for r in csv.DictReader(f, delimiter="\t")}
@@ -405,7 +399,7 @@ def test_failed_and_missing_configurations_are_listed(cluster: SlurmCluster, res
     listing = collect(cluster, results, label, "--no-report")
     assert listing["halocompare-N2-ppn1"]["status"] == "failed"
     assert listing["halocompare-N1-ppn1"]["status"] == "missing"
-    strict = run([COLLECT, "--results", results, label, "--strict", "--no-report"], env=cluster.env, timeout=120)
+    strict = sh([COLLECT, "--results", results, label, "--strict", "--no-report"], env=cluster.env, timeout=120)
     assert strict.returncode == 1
 
 
@@ -453,12 +447,12 @@ def test_layouts_stay_apart_and_failed_checks_are_results(slurm_cluster: SlurmCl
     args = ["--results", results, "--partition", "wide", "--time", "5", "--label", "layouts", "--bindir",
             bindir("openmpi"), "--launcher", "mpiexec", "--mpiexec", MPIEXEC_OMPI, "--wait"]
     env = dict(c.env, MPIMB_SWEEP_POLL="1")
-    p = run([SWEEP, *args, "-N", "4", "--ppn", "1", *TINY, "--verify"], env=env, timeout=400)
+    p = sh([SWEEP, *args, "-N", "4", "--ppn", "1", *TINY, "--verify"], env=env, timeout=400)
     assert p.returncode == 0, p.stdout + p.stderr + c.logs()
-    p = run([SWEEP, *args, "-N", "1", "--ppn", "4", *TINY, "--verify"],
+    p = sh([SWEEP, *args, "-N", "1", "--ppn", "4", *TINY, "--verify"],
             env=dict(env, MPIMB_FAULT="halo/sendrecv@0"), timeout=400)
     assert p.returncode == 1 and "FAILED halocompare-N1-ppn4" in p.stderr, p.stdout + p.stderr
-    col = run([COLLECT, "--results", results, "layouts"], env=c.env, timeout=400)
+    col = sh([COLLECT, "--results", results, "layouts"], env=c.env, timeout=400)
     assert col.returncode == 0, col.stdout + col.stderr
     with open(results / "layouts" / "collect.tsv", newline="") as f:
         states = {r["config"]: r["status"] for r in csv.DictReader(f, delimiter="\t")}

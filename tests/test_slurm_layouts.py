@@ -11,20 +11,14 @@ import csv
 import io
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, bindir, report, run_mpi
+from conftest import ROOT, bindir, report, run_mpi, sh
 from slurm_cluster import SlurmCluster
 
 SWEEP = ROOT / "slurm" / "sweep"
 LAYOUTS = ["4x1", "1x4", "2x2"]
-
-
-def run(cmd: list[str | Path], env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(c) for c in cmd], check=False, capture_output=True, text=True, env=env,
-                          timeout=timeout)
 
 
 @pytest.mark.parametrize(
@@ -39,7 +33,7 @@ def run(cmd: list[str | Path], env: dict[str, str] | None = None, timeout: float
     ],
 )
 def test_layouts_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
-    p = run([SWEEP, "--results", tmp_path / "r", "--bindir", bindir("openmpi"), "-p", "collectives", *args],
+    p = sh([SWEEP, "--results", tmp_path / "r", "--bindir", bindir("openmpi"), "-p", "collectives", *args],
             timeout=60)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = p.stderr.splitlines()
@@ -50,7 +44,7 @@ def test_layouts_bad_input(tmp_path: Path, args: list[str], message: str) -> Non
 @pytest.mark.parametrize("array", [False, True])
 def test_layouts_dry_run(tmp_path: Path, array: bool) -> None:
     """One job (or one array) per layout, in the order given, each with its nodes and ranks per node."""
-    p = run([SWEEP, "--dry-run", "--results", tmp_path / "r", "--bindir", bindir("openmpi"), "--label", "lab",
+    p = sh([SWEEP, "--dry-run", "--results", tmp_path / "r", "--bindir", bindir("openmpi"), "--label", "lab",
              "-p", "collectives", "--layouts", ",".join(LAYOUTS), *(["--array"] if array else [])], timeout=60)
     assert p.returncode == 0, p.stderr
     scripts = p.stdout.split("# ===== sbatch script ")[1:]
@@ -84,13 +78,13 @@ def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> N
     # table's cells need a time each, not a precise one, and its columns are the layouts, not the sizes
     args = ("collectives=-t bcast,reduce,allreduce --root same,rotate -m 8:8 --reps 1 --max-reps 1 --warmup 0"
             " --sync barrier")
-    p = run([SWEEP, "--results", results, "--partition", "wide", "--time", "10", "--label", label,
+    p = sh([SWEEP, "--results", results, "--partition", "wide", "--time", "10", "--label", label,
              "--bindir", bindir("mpich"), "--mpi", "pmi2", "-p", "collectives", "--layouts", ",".join(LAYOUTS),
              "--args", args, "--wait", "--", "--quick", "--verify"], env=env, timeout=1200)
     assert p.returncode == 0, p.stdout + p.stderr + cluster.logs()
     assert "3 of 3 job(s) completed, 0 failed" in p.stdout
     # collect gathers (its report and plots are test_slurm.py's); the report of the gathered results here
-    c = run([ROOT / "slurm" / "collect", "--results", results, label, "--no-report"], env=cluster.env, timeout=600)
+    c = sh([ROOT / "slurm" / "collect", "--results", results, label, "--no-report"], env=cluster.env, timeout=600)
     assert c.returncode == 0, c.stdout + c.stderr
     collected = results / label / "collected"
     want_dirs = {"collectives-N{}-ppn{}".format(*x.split("x")) for x in LAYOUTS}
