@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from . import schema
-from .judge import ORDERING_METHOD, Finding, Judgement, judgement
+from .judge import ORDERING_METHOD, Finding, Judgement, judgements
 from .judge import _launches as launches_of
 from .keys import KEYS, MACHINE, param_values, split_overlap, without_param
 from .load import Run, groups, rel
@@ -159,8 +159,9 @@ def _checks(name: str, machine: str, pairs: list[Pair], rel_word: str = "≤") -
     """One Check per pair, judged A against B; a violation's sentence names the guideline, the sizes, the
     ratio and its interval (the judge's words)."""
     out = []
-    for a, b, an, bn, where in pairs:
-        j = judgement(cast(pd.Series, a), cast(pd.Series, b))  # (it reads a row by key only)
+    # judged together: across launches, the family's intervals at the Benjamini-Hochberg level (judge.judgements)
+    js = judgements([(cast(pd.Series, a), cast(pd.Series, b)) for a, b, _, _, _ in pairs])  # (read by key only)
+    for (a, b, an, bn, where), j in zip(pairs, js):
         o = outcome(j, equal=rel_word == "≈")
         how = "slower" if j.factor > 1 else "faster"
         factor = j.factor if j.factor >= 1 else 1 / j.factor

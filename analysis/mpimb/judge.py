@@ -40,8 +40,9 @@ import numpy as np
 import pandas as pd
 
 from . import schema
-from .launches import MIN_LAUNCHES, outside
-from .launches import ratio as launch_ratio
+from .launches import FDR, MIN_LAUNCHES, outside
+from .launches import judge as launch_judge
+from .launches import parts as launch_parts
 from .load import rounds_rejected
 from .paired import Paired, paired_ratio
 from .render import fmt
@@ -128,20 +129,48 @@ def _launches(r: pd.Series) -> tuple[tuple[float, ...], tuple[str, ...]]:
     return (tuple(t) if isinstance(t, (tuple, list)) else ()), (tuple(ids) if isinstance(ids, (tuple, list)) else ())
 
 
-def _across(ta: tuple[float, ...], ia: tuple[str, ...], tb: tuple[float, ...], ib: tuple[str, ...]) -> Judgement:
-    """A against B over their launches: paired where they share launches (two configurations of one launch,
-    or launches scripts/launches alternated), else unpaired (mpimb.launches)."""
+def _across(ta: tuple[float, ...], ia: tuple[str, ...], tb: tuple[float, ...],
+            ib: tuple[str, ...]) -> tuple[float, float, float, int, bool]:
+    """(estimate, standard error, degrees of freedom, launches, paired) of log(A / B) over the two rows' launches:
+    paired where they share launches (two configurations of one launch, or launches scripts/launches alternated),
+    else unpaired (mpimb.launches)."""
     common = [x for x in ia if x in set(ib)]
     if common:
         at, bt = dict(zip(ia, ta)), dict(zip(ib, tb))
-        r = launch_ratio(np.array([bt[x] for x in common]), np.array([at[x] for x in common]), True)
-    else:
-        r = launch_ratio(np.asarray(tb, float), np.asarray(ta, float), False)
-    if not r.judged:
-        return Judgement("few", few_launches(r.n), r.ratio)
-    words = "outside the noise" if r.called else "within the noise"
-    return Judgement("called" if r.called else "noise",
-                     f"{words} ({r.how()}: time {r.ratio:.3f}× {r.interval()})", r.ratio)
+        return (*launch_parts(np.array([bt[x] for x in common]), np.array([at[x] for x in common]), True), True)
+    return (*launch_parts(np.asarray(tb, float), np.asarray(ta, float), False), False)
+
+
+def judgements(pairs: list[tuple[pd.Series, pd.Series]]) -> list[Judgement]:
+    """judgement(a, b) of many pairs judged together (a report's family of comparisons: guidelines, every pair
+    of communicators): those judged across launches are stated at the Benjamini-Hochberg level over their
+    p-values (mpimb.launches.judge, as compare's rows), so that many identical pairs are not called 5 % of
+    the time; the others (inside one launch, or not judged) as judgement says."""
+    out: list[Judgement | None] = [None] * len(pairs)
+    idx, got = [], []
+    for i, (a, b) in enumerate(pairs):
+        ta, ia = _launches(a)
+        tb, ib = _launches(b)
+        if len(ta) > 1 or len(tb) > 1:
+            idx.append(i)
+            got.append(_across(ta, ia, tb, ib))
+        else:
+            out[i] = _one_launch(a, b, ia, ib)
+    if got:
+        est, se, df = (np.array([g[k] for g in got], float) for k in range(3))
+        lo, hi, called, level = launch_judge(est, se, df, fdr=FDR if len(got) > 1 else None)
+        at = f", {100 * level:.3g} % intervals over {len(got)} comparisons" if len(got) > 1 else ""
+        for k, i in enumerate(idx):
+            n, pr = got[k][3], got[k][4]
+            how = f"{'paired over' if pr else 'across'} {n} launch{'es' if n != 1 else ''}"
+            if not np.isfinite(lo[k]):
+                out[i] = Judgement("few", few_launches(n), float(np.exp(est[k])))
+                continue
+            words = "outside the noise" if called[k] else "within the noise"
+            out[i] = Judgement("called" if called[k] else "noise",
+                               f"{words} ({how}: time {np.exp(est[k]):.3f}× [{lo[k]:.3g}, {hi[k]:.3g}]{at})",
+                               float(np.exp(est[k])))
+    return [j for j in out if j is not None]
 
 
 def judgement(a: pd.Series, b: pd.Series) -> Judgement:
@@ -149,11 +178,13 @@ def judgement(a: pd.Series, b: pd.Series) -> Judgement:
     - several launches on either side: across launches (mpimb.launches; fewer than MIN_LAUNCHES: not judged);
     - one launch each, the same launch: inside it, said so — the per-round ratio where both were measured in
       one group of rounds, else the quotient of the two medians' 95 % CIs; both called where launches.outside;
-    - one launch each of different launches: not judged (one launch of each)."""
-    ta, ia = _launches(a)
-    tb, ib = _launches(b)
-    if len(ta) > 1 or len(tb) > 1:
-        return _across(ta, ia, tb, ib)
+    - one launch each of different launches: not judged (one launch of each).
+    Many pairs judged together: judgements."""
+    return judgements([(a, b)])[0]
+
+
+def _one_launch(a: pd.Series, b: pd.Series, ia: tuple[str, ...], ib: tuple[str, ...]) -> Judgement:
+    """judgement of two rows of one launch each."""
     # two runs are two launches even where they share a round of scripts/launches (one launch id)
     if ia and ib and (ia[0] != ib[0] or a.get("file") != b.get("file")):
         return Judgement("few", f"not judged (one launch of each; {MIN_LAUNCHES} launches needed: scripts/launches)",

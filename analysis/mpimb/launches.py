@@ -156,26 +156,35 @@ def _log(x: np.ndarray) -> np.ndarray:
     return np.log(x[np.isfinite(x) & (x > 0)])
 
 
-def ratio(a: np.ndarray, b: np.ndarray, paired: bool) -> Ratio:
-    """B / A from per-launch values (paired: the i-th of each side belong together; pairs with a value
-    missing are left out) — one comparison, at LEVEL."""
+def parts(a: np.ndarray, b: np.ndarray, paired: bool) -> tuple[float, float, float, int]:
+    """(estimate, standard error, degrees of freedom, launches) of log(B / A) from per-launch values (paired:
+    the i-th of each side belong together; pairs with a value missing are left out); degrees of freedom NaN
+    below MIN_LAUNCHES."""
     if paired:
         a_f, b_f = np.asarray(a, float), np.asarray(b, float)
         keep = np.isfinite(a_f) & np.isfinite(b_f) & (a_f > 0) & (b_f > 0)
         d = np.log(b_f[keep]) - np.log(a_f[keep])
         n = int(d.size)
         if n == 0:
-            return Ratio(math.nan, math.nan, math.nan, 0, True)
+            return math.nan, math.nan, math.nan, 0
         est, se, df = paired_logs(np.array([n]), np.array([d.mean()]), np.array([d.var(ddof=1) if n > 1 else 0.0]))
     else:
         la, lb = _log(a), _log(b)
         n = min(la.size, lb.size)
         if n == 0:
-            return Ratio(math.nan, math.nan, math.nan, 0, False)
+            return math.nan, math.nan, math.nan, 0
         va = la.var(ddof=1) if la.size > 1 else 0.0
         vb = lb.var(ddof=1) if lb.size > 1 else 0.0
         est, se, df = welch(np.array([la.size]), np.array([la.mean()]), np.array([va]), np.array([lb.size]),
                             np.array([lb.mean()]), np.array([vb]))
-    lo, hi, _, level = judge(est, se, df, fdr=None)
-    p = _t_parts(est, se, df)
-    return Ratio(float(np.exp(est[0])), float(lo[0]), float(hi[0]), n, paired, level, float(p[0]))
+    return float(est[0]), float(se[0]), float(df[0]), n
+
+
+def ratio(a: np.ndarray, b: np.ndarray, paired: bool) -> Ratio:
+    """B / A from per-launch values (parts) — one comparison, at LEVEL."""
+    est, se, df, n = parts(a, b, paired)
+    if n == 0:
+        return Ratio(math.nan, math.nan, math.nan, 0, paired)
+    e, s_, d = np.array([est]), np.array([se]), np.array([df])
+    lo, hi, _, level = judge(e, s_, d, fdr=None)
+    return Ratio(float(np.exp(est)), float(lo[0]), float(hi[0]), n, paired, level, float(_t_parts(e, s_, d)[0]))

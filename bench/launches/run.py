@@ -32,11 +32,11 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis"))
 
-from mpimb import judge  # noqa: E402
-from mpimb.keys import prepared  # noqa: E402
-from mpimb.load import load  # noqa: E402
-from mpimb.programs.halocompare import PERSISTENT, families  # noqa: E402
-from mpimb.schema import ONE_SIDED  # noqa: E402
+from mpimb import judge
+from mpimb.keys import prepared
+from mpimb.load import load
+from mpimb.programs.halocompare import PERSISTENT, families
+from mpimb.schema import ONE_SIDED
 
 REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 
@@ -103,19 +103,17 @@ def cmd_self(a: argparse.Namespace, fault: str = "") -> None:
 def pairs(df: pd.DataFrame) -> pd.DataFrame:
     """Every pair of communicators of one method, stencil, periodicity and size: (key, a, b, verdict, ratio)."""
     h = df[(df["program"] == "halocompare") & (df["test"] == "halo") & ~df["na"] & ~df["failed"]]
-    out = []
+    found = []
     for key, g in h.groupby(["method", "neighbors", "periodic", "bytes", "params"], dropna=False):
-        rows = list(g.itertuples(index=False))  # (a bench script: a handful of rows per group)
-        for x, y in itertools.combinations(range(len(rows)), 2):
-            ra, rb = g.iloc[x], g.iloc[y]
-            j = judge.judgement(ra, rb)
-            out.append({"method": key[0], "key": key, "a": ra["comm"], "b": rb["comm"], "verdict": j.verdict,
-                        "faster": (ra["comm"] if j.factor < 1 else rb["comm"]) if j.verdict == "called" else ""})
-    return pd.DataFrame(out)
+        found += [(key, g.iloc[x], g.iloc[y]) for x, y in itertools.combinations(range(len(g)), 2)]
+    js = judge.judgements([(a, b) for _, a, b in found])  # the pairs judged together, as a report would
+    return pd.DataFrame([{"method": k[0], "key": k, "a": a["comm"], "b": b["comm"], "verdict": j.verdict,
+                          "faster": (a["comm"] if j.factor < 1 else b["comm"]) if j.verdict == "called" else ""}
+                         for (k, a, b), j in zip(found, js)])
 
 
 def cmd_within(d: Path) -> None:
-    files = sorted(d.glob("launch-*.csv"))
+    files = sorted(f for f in d.glob("launch-*.csv") if not f.stem.endswith("-rounds"))
     per = []
     for f in files:
         runs, _, _ = load([str(f)])
@@ -129,7 +127,7 @@ def cmd_within(d: Path) -> None:
               f"per-launch interval")
         per.append(p.set_index(["key", "a", "b"]))
     if len(per) >= 2:
-        both = per[0].join(per[1], rsuffix="_2")
+        both = per[0].join(per[1].add_suffix("_2"))
         flips = both[(both["verdict"] == "called") & (both["verdict_2"] == "called") &
                      (both["faster"] != both["faster_2"])]
         own = families(both["method"]).eq(ONE_SIDED) | both["method"].isin(PERSISTENT)

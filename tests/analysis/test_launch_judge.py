@@ -152,3 +152,24 @@ def test_launches_of_different_builds_are_named(tmp_path: Path, capsys: pytest.C
     assert f.rc == 0
     warn = [ln for ln in f.err.splitlines() if "different builds" in ln]
     assert len(warn) == 1 and "fedcba987654" in warn[0] and j.with_suffix(".csv").name in warn[0]
+
+
+def test_many_pairs_judged_together_call_no_identical_one() -> None:
+    """400 pairs of identical configurations over 5 launches (a launch shift and row noise of 3 % each): judged
+    one by one, a 95 % interval apiece calls some; judged together (judge.judgements: Benjamini-Hochberg, as a
+    compare's rows) none, while 40 pairs 25 % apart among them are all still called."""
+    rng = np.random.default_rng(11)
+    ids = tuple(f"s#{i}" for i in range(1, 6))
+
+    def row(scale: float) -> pd.Series:
+        t = tuple(float(x) for x in scale * np.exp(rng.normal(0, 0.03, 5)))
+        return pd.Series({"time_median_s": float(np.median(t)), "launch_times": t, "launch_ids": ids})
+
+    same = [(row(1.0), row(1.0)) for _ in range(400)]
+    apart = [(row(1.0), row(1.25)) for _ in range(40)]
+    alone = sum(judge.judgement(a, b).verdict == "called" for a, b in same)
+    together = judge.judgements(same + apart)
+    assert alone > 0
+    assert sum(j.verdict == "called" for j in together[:400]) == 0
+    assert all(j.verdict == "called" and j.factor < 1 for j in together[400:])
+    assert "intervals over 440 comparisons" in together[0].words
