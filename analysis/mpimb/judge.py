@@ -117,6 +117,8 @@ class Judgement:
     verdict: str
     words: str
     factor: float
+    lo: float = math.nan  # the interval of factor the words state (NaN where none is)
+    hi: float = math.nan
 
 
 def _launches(r: pd.Series) -> tuple[tuple[float, ...], tuple[str, ...]]:
@@ -138,7 +140,7 @@ def _across(ta: tuple[float, ...], ia: tuple[str, ...], tb: tuple[float, ...], i
         return Judgement("few", few_launches(r.n), r.ratio)
     words = "outside the noise" if r.called else "within the noise"
     return Judgement("called" if r.called else "noise",
-                     f"{words} ({r.how()}: time {r.ratio:.3f}× {r.interval()})", r.ratio)
+                     f"{words} ({r.how()}: time {r.ratio:.3f}× {r.interval()})", r.ratio, r.lo, r.hi)
 
 
 def judgement(a: pd.Series, b: pd.Series) -> Judgement:
@@ -161,7 +163,7 @@ def judgement(a: pd.Series, b: pd.Series) -> Judgement:
         v = paired_verdict(p)
         words = "outside the noise" if v == "called" else "within the noise"
         return Judgement(v, f"{words} in this launch (paired, {p.n} rounds: time {p.ratio:.3f}× {p.interval()})",
-                         p.ratio)
+                         p.ratio, p.lo, p.hi)
     n = reps(a, b)
     t = ratio(float(a["time_median_s"]), float(b["time_median_s"]))
     if n < MIN_REPS:
@@ -173,7 +175,8 @@ def judgement(a: pd.Series, b: pd.Series) -> Judgement:
     lo, hi = lo_a / hi_b, hi_a / lo_b  # the conservative quotient of the two intervals
     v = "called" if outside(lo, hi) else "noise"
     words = "outside the noise" if v == "called" else "within the noise"
-    return Judgement(v, f"{words} in this launch (95 % CIs of the medians: time {t:.3f}× [{lo:.3g}, {hi:.3g}])", t)
+    return Judgement(v, f"{words} in this launch (95 % CIs of the medians: time {t:.3f}× [{lo:.3g}, {hi:.3g}])", t,
+                     lo, hi)
 
 
 def verdict(a: pd.Series, b: pd.Series) -> str:
