@@ -30,7 +30,7 @@ import pandas as pd
 
 from . import __version__, schema
 from .judge import RULE, Judgement, judgement, one_launch
-from .keys import MACHINE, param_numbers, param_values, split_overlap, without_param
+from .keys import LAYOUT, MACHINE, param_numbers, param_values, split_overlap, without_param
 from .load import groups
 from .programs.halocompare import (
     PERSISTENT,
@@ -47,7 +47,6 @@ VERSION = 1
 # layout and packing (columns of their own here), the random communicator's seed (matched across communicators)
 NOT_SETTINGS = ("sync", "dims", "layout", "packing", "seed")
 STENCIL = ["dims", "neighbors", "periodic", "data_layout"]
-LAYOUT = ["nprocs", "nnodes", "ppn"]
 SHOWN = 4  # tied options named in a table cell (the JSON has them all)
 STATUS = ("judged", "partly judged", "not judged", "alone")  # best first; a range takes its weakest size's
 
