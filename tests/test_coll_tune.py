@@ -218,6 +218,8 @@ def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:
     assert series["status"] == "complete" and sorted(series["orders"][0]) == ["default", "tuned"]
     assert "tuned / default [95 %]" in p.stdout and "best user-level" in p.stdout
     assert f"Tuning file {rules.name}" in p.stdout and "not judged (1 launch pairs" in p.stdout
+    # the closing hint names the reading the check uses, not a compare of its two configurations
+    assert f"read the set: {report} tune --check {out}" in p.stderr and " compare " not in p.stderr
     # mpimb-report says the same as the script's stdout (one judgement)
     q = subprocess.run([report, "tune", "--check", str(out)], capture_output=True, text=True, check=True)
     assert q.stdout in p.stdout

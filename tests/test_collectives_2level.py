@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Run, check_schema, run_mpi, text_table
+from mpimb.schema import parse_params
 from test_collectives import ONE_REP, check_agg, table_rows
 
 METHODS = ("library", "2level", "2level-shm")
@@ -27,7 +28,7 @@ def check_done_when(run, n: int, sizes: list[int]) -> None:  # type: ignore[no-u
     assert {(r["test"], r["method"], r["bytes"]) for r in rows} == want and len(rows) == len(want)
     for r in rows:
         assert r["verified"] == "yes" and r["comm"] == "world", r
-        sync = dict(kv.split("=") for kv in r["params"].split(";"))["sync"]  # the harness's choice per test
+        sync = parse_params(r["params"])["sync"]  # the harness's choice per test
         assert sync in ("barrier", "window"), r
         want_params = f"sync={sync};timing=osu" if r["test"] == "allreduce" else f"root=0;sync={sync};timing=osu"
         assert r["params"] == want_params, r

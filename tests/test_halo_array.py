@@ -142,7 +142,7 @@ def test_extents(tmp_path: Path) -> None:
     assert {r["bytes"] for r in rows} == {"40"} and all("extents=3x5" in r["params"] for r in rows)
     halo = [r for r in rows if r["test"] == "halo"]
     assert all(r["verified"] == "yes" for r in halo)
-    assert {r["params"].split("packing=")[1].split(";")[0] for r in halo} == {"datatype", "pack"}
+    assert {parse_params(r["params"])["packing"] for r in halo} == {"datatype", "pack"}
 
 
 @pytest.mark.parametrize("n,dims", [(4, 2), (2, 3)])

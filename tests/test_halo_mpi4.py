@@ -59,7 +59,7 @@ def check_mpi4(run: Run, n: int, lib: str, dims: int, partitions: int, packings:
             assert r["stop_reason"].startswith(f"n/a: {why}"), r
         else:
             assert r["verified"] == "yes" and r["stop_reason"] == "max-reps", r
-        assert (f"partitions={partitions}" in r["params"].split(";")) == (r["method"] == "partitioned"), r
+        assert (parse_params(r["params"]).get("partitions") == str(partitions)) == (r["method"] == "partitioned"), r
 
 
 # (layout options, dims, --partitions or None, packings): the buffers layout with the default 4; the array in

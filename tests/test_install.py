@@ -171,6 +171,30 @@ def test_installed_sweep_finds_the_installed_programs(installed: tuple[Path, lis
     assert bad.returncode == 2
 
 
+def test_installed_launches_runs_a_series(installed: tuple[Path, list[str], str], tmp_path: Path) -> None:
+    """share/mpimb/scripts/launches runs a two-launch series of the installed pingpong outside the
+    checkout (it finds slurm/lib/common.sh beside it, and the installed mpimb-report through it), and the
+    installed sweep takes --launches N, its jobs running that copy."""
+    prefix, _, _ = installed
+    share = prefix / "share" / "mpimb"
+    tiny = [str(prefix / "bin" / "pingpong"), "--tests", "latency", "--quick", "-m", "8:8", "--reps", "1",
+            "--max-reps", "1", "--warmup", "0"]
+    p = sh([str(share / "scripts" / "launches"), "--launches", "2", "-o", "set", "--", "pp:",
+            *launcher("openmpi", 2), *tiny], tmp_path, timeout=300, env={"MPIMB_REPORT": "none"})
+    series = json.loads((tmp_path / "set" / "launches.json").read_text())
+    assert series["status"] == "complete" and series["launches"] == 2
+    for i in (1, 2):
+        meta = json.loads((tmp_path / "set" / "pp" / f"launch-{i}.json").read_text())
+        assert meta["complete"] is True and meta["label"] == "pp"
+        assert meta["launch"] == {"series": series["series"], "index": i, "of": 2}
+    assert f"read the set: {prefix}/bin/mpimb-report findings set/pp" in p.stderr
+    d = sh([str(share / "slurm" / "sweep"), "--dry-run", "-p", "pingpong", "--launches", "2", "--label", "site"],
+           tmp_path)
+    assert f"mpimb={share}   #" in d.stdout
+    assert re.search(rf'"\$mpimb/scripts/launches" --launches 2 -o "\$out/launches" .* pingpong: srun .*'
+                     rf"{prefix}/bin/pingpong --label site", d.stdout), d.stdout
+
+
 def test_uninstall_leaves_the_prefix_as_it_was(installed: tuple[Path, list[str], str], clone: Clone) -> None:
     prefix, before, _ = installed
     src = clone.path
@@ -363,7 +387,7 @@ def test_two_libraries_two_builds_and_install_says_which(clone: Clone, tmp_path:
 
 # ------------------------------------------------------------------ make run's job (last: it adds .venv to the clone)
 def test_make_run_job(clone: Clone) -> None:
-    """What `make run` runs once it has built (scripts/run-main), the README's first command, with the root
+    """What `make run` runs once it has built (scripts/run-main), the README's one-step job, with the root
     binaries of each library in turn: that library's launcher with one rank per core, halocompare with
     RUN_ARGS added, one launch (scripts/launches) whose CSV and JSON are under results/ as the README names them, the findings (the environment's
     default, not the tests' MPIMB_REPORT=none) and the report of that run, said once."""

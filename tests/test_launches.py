@@ -1,9 +1,9 @@
 """scripts/launches: N launches of one or more configurations, interleaved, into one result set
 (DIR/NAME/launch-I.csv, DIR/launches.json), with MPIMB_LAUNCH in every launch's environment.
 
-The real launches are tiny pingpong runs on Open MPI at -n 2.  Each rank goes through a small wrapper
-(tests/... written here) that appends its MPIMB_LAUNCH and its -o to a log before exec'ing the program:
-that the variable reached every rank, and in which order the launches ran, is read from there."""
+The real launches are tiny pingpong runs on Open MPI at -n 2.  Which launch of the series each one was is
+read from its JSON's "launch" (the harness records MPIMB_LAUNCH there); the order they ran in from the
+script's own line before each launch, and from their start times."""
 
 from __future__ import annotations
 
@@ -21,16 +21,6 @@ from conftest import ONCE, ROOT, bindir, launcher
 LAUNCHES = ROOT / "scripts" / "launches"
 TOKEN = r"[A-Za-z0-9._-]{1,64}"
 
-# a rank's wrapper: its launch variable and its -o into the log, then the program itself
-WRAPPER = """#!/bin/bash
-log=$1
-shift
-o=''
-prev=''
-for a in "$@"; do [[ $prev != -o ]] || o=$a; prev=$a; done
-echo "${OMPI_COMM_WORLD_RANK:-?} $MPIMB_LAUNCH $o" >>"$log"
-exec "$@"
-"""
 # a stand-in for a launch, without MPI: its -o gets one line; it fails where FAIL names its -o, sleeps
 # where SLEEP does
 FAKE = """#!/bin/bash
@@ -63,10 +53,8 @@ def test_two_configurations_interleaved(tmp_path: Path) -> None:
     exe = bindir("openmpi") / "pingpong"
     if not exe.exists():
         pytest.skip(f"{exe} not built")
-    wrap = script(tmp_path / "wrap", WRAPPER)
-    log = tmp_path / "ranks.log"
     tiny = [str(exe), "--tests", "latency", "--quick", *ONCE]
-    cmd = [*launcher("openmpi", 2), str(wrap), str(log)]
+    cmd = launcher("openmpi", 2)
     p = launches("--launches", "2", "-o", "set", "--seed", "11", "--", "A:", *cmd, *tiny, "-m", "8:8", "::",
                  "B:", *cmd, *tiny, "-m", "16:16", cwd=tmp_path, env={"MPIMB_REPORT": "none"})
     assert p.returncode == 0, p.stderr
@@ -77,29 +65,36 @@ def test_two_configurations_interleaved(tmp_path: Path) -> None:
     assert series["configurations"][1]["command"] == [*cmd, *tiny, "-m", "16:16"]
     orders = series["orders"]
     assert len(orders) == 2 and all(sorted(o) == ["A", "B"] for o in orders)
+    token = series["series"]
+    started = {}
     for name in ("A", "B"):
         for i in (1, 2):
             meta = json.loads((d / name / f"launch-{i}.json").read_text())
-            # the script's -o and --label reached the program
+            # the script's -o and --label reached the program, and its MPIMB_LAUNCH the harness
             assert meta["complete"] is True and meta["label"] == name and meta["nprocs"] == 2
+            assert meta["launch"] == {"series": token, "index": i, "of": 2}
+            started[(name, i)] = meta["start_utc"]
             with open(d / name / f"launch-{i}.csv", newline="") as f:
                 rows = list(csv.DictReader(f))
             assert {r["bytes"] for r in rows} == {"8" if name == "A" else "16"}, rows
-    # every rank of every launch had the launch variable; the launches ran in the recorded order
-    token = series["series"]
-    seen = [line.split(" ") for line in log.read_text().splitlines()]
-    assert len(seen) == 8
-    ran = []
-    for rank, var, out in seen:
-        name, i = out.split("/")[-2], int(out.split("-")[-1].removesuffix(".csv"))
-        assert var == f"series={token};index={i};of=2", (var, out)
-        assert out == f"set/{name}/launch-{i}.csv"
-        if not ran or ran[-1] != (name, i):
-            ran.append((name, i))
+    # the launches ran in the recorded order: as the script announced them, and as they started
+    said = [line.split(": ")[1].split(", ") for line in p.stderr.splitlines() if line.startswith("launches: round ")]
+    ran = [(n, int(r.split("/")[0].removeprefix("round "))) for r, n in said]
     assert ran == [(n, r + 1) for r, o in enumerate(orders) for n in o]
-    assert sorted(rank for rank, _, _ in seen) == ["0"] * 4 + ["1"] * 4
+    assert [started[x] for x in ran] == sorted(started[x] for x in ran)
     # the report commands that read the set, printed, not run
     assert "read the set: " in p.stderr and " compare set/A set/B" in p.stderr
+
+
+def test_read_names_the_command_that_reads_the_set(tmp_path: Path) -> None:
+    """--read: the closing hint is that mpimb-report command over DIR (coll-tune-check's is tune --check),
+    never the compare of the configurations; the mpimb-report is the checkout's or the installed one."""
+    fake = script(tmp_path / "fake", FAKE)
+    p = launches("--launches", "1", "-o", "r", "--read", "tune --check", "--", "default:", fake, "::", "tuned:", fake,
+                 cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    hint = [line for line in p.stderr.splitlines() if "read the set: " in line]
+    assert hint == [f"launches: read the set: {ROOT}/.venv/bin/mpimb-report tune --check r"], p.stderr
 
 
 def test_the_seed_gives_the_order(tmp_path: Path) -> None:

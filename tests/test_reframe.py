@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import LIBS, ONCE, ROOT, have
+from mpimb.schema import parse_params
 
 RFM_DIR = ROOT / "integrations" / "reframe"
 CONFIG = RFM_DIR / "config" / "local.py"
@@ -105,7 +106,7 @@ def expected(program: str, outdir: Path) -> dict[str, tuple[float, str]]:
         out = {}
         for s in single:
             m = one(multiple, test=s["test"], bytes=s["bytes"])
-            window = float(dict(kv.split("=") for kv in s["params"].split(";")).get("window", 1))
+            window = float(parse_params(s["params"]).get("window", 1))
             name = f"{int(s['bytes'])}B" if int(s["bytes"]) < 1024 else f"{int(s['bytes']) // 1024}KiB"
             ts, tm = float(s["time_median_s"]) * us / window, float(m["time_median_s"]) * us / window
             out |= {f"single_{name}": (ts, "us"), f"multiple_{name}": (tm, "us"), f"overhead_{name}": (tm - ts, "us")}

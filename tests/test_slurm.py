@@ -332,7 +332,7 @@ def test_resume_skips_complete_configurations(cluster: SlurmCluster, results: Pa
 def test_launches_in_a_job(cluster: SlurmCluster, results: Path) -> None:
     """--launches 2: each node count's job runs the program twice (one launcher call each) into one
     result set, every launch's JSON complete with the sweep's label and the Slurm record; --resume
-    takes such a job as complete."""
+    takes such a job as complete; collect gathers the set (a series stopped early: incomplete)."""
     label = "launches"
     args = ["--label", label, "--bindir", str(bindir("openmpi")), "--launcher", "mpiexec", "--mpiexec", MPIEXEC_OMPI,
             "-N", "1,2", "--launches", "2", "--wait"]
@@ -358,6 +358,32 @@ def test_launches_in_a_job(cluster: SlurmCluster, results: Path) -> None:
     p = sweep(cluster, results, *args, "--resume", *TINY)
     assert p.returncode == 0 and "nothing to submit" in p.stdout and p.stdout.count("complete results in") == 2, \
         p.stdout + p.stderr
+
+    # collect gathers each job's set whole: every launch's CSV + JSON, listed with the rows of all of them
+    listing = collect(cluster, results, label, "--no-report")
+    for j in jobs:
+        d = results / label / j["job_id"] / "launches" / "halocompare"
+        row = listing[j["config"]]
+        assert row["status"] == "complete" and row["csv"] == f"{j['job_id']}/launches/halocompare/", row
+        assert int(row["rows"]) == sum(len((d / f"launch-{i}.csv").read_text().splitlines()) - 1 for i in (1, 2))
+        got = results / label / "collected" / j["config"]
+        # (and each launch's per-round samples, where halocompare wrote them)
+        runs = sorted(x.name for x in d.iterdir() if not x.name.endswith(".txt"))
+        assert [f"launch-{i}.{e}" for i in (1, 2) for e in ("csv", "json")] == [x for x in runs if not x.endswith("-rounds.csv")]
+        assert sorted(x.name for x in got.iterdir()) == runs
+        assert all((got / x).read_bytes() == (d / x).read_bytes() for x in runs)
+    # a series that stopped after its first launch: incomplete, and only the launch it finished is gathered
+    d = results / label / jobs[0]["job_id"] / "launches"
+    series = d / "launches.json"
+    series.write_text(series.read_text().replace('"status": "complete"', '"status": "failed: launch 2 (exit 1)"'))
+    for x in (d / "halocompare").glob("launch-2*"):
+        x.unlink()
+    listing = collect(cluster, results, label, "--no-report")
+    assert listing[jobs[0]["config"]]["status"] == "incomplete" and listing[jobs[1]["config"]]["status"] == "complete"
+    got = results / label / "collected" / jobs[0]["config"]
+    assert sorted(x.name for x in got.iterdir()) == sorted(x.name for x in (d / "halocompare").glob("launch-1*")
+                                                           if not x.name.endswith(".txt"))
+    assert (got / "launch-1.json").exists() and not list(got.glob("launch-2*"))
 
 
 def test_failed_and_missing_configurations_are_listed(cluster: SlurmCluster, results: Path) -> None:

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 from conftest import Run, bindir, check_bad_input, check_schema, run_mpi
+from mpimb.schema import parse_params
 
 QUICK = ["--quick", "--reps", "4", "--max-reps", "4"]
 
 
 def params(row: dict[str, str]) -> dict[str, str]:
-    return dict(p.split("=", 1) for p in row["params"].split(";") if p)
+    return parse_params(row["params"])
 
 
 def meta_of(csv: Path) -> dict:

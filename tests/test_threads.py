@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ONCE, ROOT, bindir, check_bad_input, check_schema, run_mpi
+from mpimb.schema import parse_params
 
 TESTS = (
     "overhead-latency",
@@ -44,7 +45,7 @@ def need(row: dict[str, str], threads: int) -> str | None:
     if t == "overlap" and m.startswith("comm-thread"):
         return "serialized"
     if t == "master-worker" and m != "mpi-only":
-        one_worker = "workers=1" in row["params"].split(";")
+        one_worker = parse_params(row["params"]).get("workers") == "1"
         return None if m == "comm-threads" and one_worker else "multiple"
     return None
 
@@ -346,60 +347,82 @@ def test_tsan_mpich(tmp_path: Path) -> None:
 SCRIPT = ROOT / "scripts" / "thread-overhead"
 
 
+def overhead(lib: str, out: Path, rounds: int, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPT), "-n", "2", "--lib", lib, "--rounds", str(rounds), "--quick", "--label", "t",
+                           "--seed", "7", "-o", str(out), *extra], check=False, capture_output=True, text=True,
+                          timeout=600)
+
+
+def table(stdout: str) -> dict[str, list[str]]:
+    """The overhead table's rows by test, split at spaces, after checking its header."""
+    lines = stdout.splitlines()
+    head = next(s for s in lines if s.startswith("test "))
+    assert head.split() == ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE", "µs", "%", "M/S", "verdict"]
+    return {t: next(s for s in lines if s.startswith(t + " ")).split() for t in ("overhead-latency", "overhead-bw")}
+
+
 def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
-    """scripts/thread-overhead -n 2: the four levels, interleaved, and the overhead table."""
+    """scripts/thread-overhead -n 2: the four levels as the configurations of one scripts/launches series,
+    and mpimb-report's overhead table; one round: two launches, not judged, whatever the repetitions."""
     if not (bindir(lib) / "threads").exists():
         pytest.skip(f"{bindir(lib) / 'threads'} not built")
-    p = subprocess.run(
-        [
-            str(SCRIPT),
-            "-n",
-            "2",
-            "--lib",
-            lib,
-            "--rounds",
-            "1",
-            "--quick",
-            "--label",
-            "t",
-            "--seed",
-            "7",
-            "-o",
-            str(tmp_path),
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    # 6 repetitions: enough for an interval inside one launch, which two launches must not be judged by
+    p = overhead(lib, tmp_path, 1, "--", "--reps", "6", "--max-reps", "6")
     assert p.returncode == 0, p.stderr
-    assert f"thread-overhead: {lib}, label t-{lib}, 1 round(s), seed 7;" in p.stdout
-    head = next(s for s in p.stdout.splitlines() if s.startswith("test "))
-    assert head.split() == ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE", "us", "%", "M/S", "95%", "CI", "verdict"]
-    for test in ("overhead-latency", "overhead-bw"):
-        line = next(s for s in p.stdout.splitlines() if s.startswith(test)).split()
-        assert len(line) == 14 and line[7].endswith("%") and "-" not in line[2:6]
+    assert f"thread-overhead: {lib}, label t-{lib}, 1 round(s), seed 7; launches in {tmp_path}/{lib}" in p.stdout
+    for test, line in table(p.stdout).items():
+        assert len(line) == 11 and line[7].endswith("%") and "-" not in line[2:6]
         assert float(line[6]) == pytest.approx(float(line[5]) - float(line[2]), abs=2e-3)
-        # one round: the ratio of that round's two launches, no interval, no verdict
-        # (printed to 3 decimals: a launch preempted under load can make the ratio print as 0.000)
+        # printed to 3 decimals: a launch preempted under load can make the ratio print as 0.000
         assert float(line[8]) == pytest.approx(float(line[5]) / float(line[2]), rel=2e-2, abs=1e-3)
-        assert line[9:] == ["[-]", "not", "judged", "(1", "round)"]
-    order = json.loads((tmp_path / "thread-overhead.json").read_text())
-    assert order["seed"] == 7 and order["rounds"] == 1 and sorted(order["order"][0]) == sorted(LEVELS)
-    csvs = sorted(tmp_path.glob("*.csv"))
-    assert [c.name for c in csvs] == sorted(
-        f"threads-t-{lib}-{lv}-r1.csv" for lv in LEVELS
-    )
-    for c in csvs:
-        meta = json.loads(c.with_suffix(".json").read_text())
+        assert line[9:] == ["not", "judged"]
+        assert f"{test} {line[1]} B: MULTIPLE / SINGLE not judged (one launch of each;" in p.stdout
+    d = tmp_path / lib
+    series = json.loads((d / "launches.json").read_text())
+    assert series["seed"] == 7 and series["launches"] == 1 and sorted(series["orders"][0]) == sorted(LEVELS)
+    assert sorted(str(c.relative_to(d)) for c in d.rglob("*.csv")) == sorted(f"{lv}/launch-1.csv" for lv in LEVELS)
+    for lv in LEVELS:
+        meta = json.loads((d / lv / "launch-1.json").read_text())
         assert meta["complete"] is True and meta["label"] == f"t-{lib}"
-        with open(c, newline="") as f:
+        assert meta["launch"] == {"series": series["series"], "index": 1, "of": 1}
+        with open(d / lv / "launch-1.csv", newline="") as f:
             rows = list(csv.DictReader(f))
-        level = c.stem.split("-")[-2]
-        assert {r["method"] for r in rows} == {level} and {r["test"] for r in rows} == {
-            "overhead-latency",
-            "overhead-bw",
-        }
+        assert {r["method"] for r in rows} == {lv} and {r["test"] for r in rows} == {"overhead-latency",
+                                                                                     "overhead-bw"}
+    # the table is mpimb-report's: the script prints what `mpimb-report table` says of the set
+    q = subprocess.run([str(ROOT / ".venv/bin/mpimb-report"), "table", str(d)], capture_output=True, text=True,
+                       check=True)
+    assert table(q.stdout) == table(p.stdout)
+    # the table carries its runs' marks as the findings do: one busy launch marks it busy, and a set of
+    # quiet launches that own their cores carries none
+    marks = {"busy": "[busy machine:", "oversubscribed": "[oversubscribed:"}
+    for busy in (True, False):
+        for j in d.rglob("launch-1.json"):
+            meta = json.loads(j.read_text())
+            meta.update(busy=busy and j.parent.name == "funneled", oversubscribed=False)
+            j.write_text(json.dumps(meta))
+        q = subprocess.run([str(ROOT / ".venv/bin/mpimb-report"), "table", str(d)], capture_output=True, text=True,
+                           check=True)
+        note = q.stdout[q.stdout.index("threads thread-level overhead"):]
+        note = note[:note.index("\n\n") if "\n\n" in note else len(note)]
+        assert (marks["busy"] in note) == busy and marks["oversubscribed"] not in note, note
+    # the set is not reused
+    again = overhead(lib, tmp_path, 1)
+    assert again.returncode == 2 and again.stderr.strip().splitlines() == [
+        f"thread-overhead: -o {tmp_path}: {tmp_path}/{lib} is not empty (an earlier run?): give a new or empty directory"]
+
+
+def test_thread_overhead_judged_across_launches(tmp_path: Path) -> None:
+    """Three rounds: MULTIPLE / SINGLE judged across the launches, paired per round (one library: the
+    judging is the analysis package's, the same for both)."""
+    if not (bindir("openmpi") / "threads").exists():
+        pytest.skip(f"{bindir('openmpi') / 'threads'} not built")
+    p = overhead("openmpi", tmp_path, 3)
+    assert p.returncode == 0, p.stderr
+    for test, line in table(p.stdout).items():
+        assert " ".join(line[9:]) in ("outside the noise", "within the noise"), line
+        words = "outside" if line[9] == "outside" else "within"
+        assert f"{test} {line[1]} B: MULTIPLE / SINGLE {words} the noise (paired over 3 launches: time " in p.stdout
 
 
 @pytest.mark.parametrize(
@@ -407,10 +430,12 @@ def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
     [
         (
             ["--rounds", "0"],
-            "thread-overhead: --rounds must be a positive integer, got '0'",
+            "thread-overhead: --rounds must be an integer from 1 to 10000, got '0'",
         ),
-        (["-n", "1"], "thread-overhead: -n must be an integer of at least 2, got '1'"),
-        (["--seed", "-3"], "thread-overhead: --seed must be a non-negative integer, got '-3'"),
+        (["-n", "1"], "thread-overhead: -n must be an integer from 2 to 999999, got '1'"),
+        (["--seed", "-3"], "thread-overhead: --seed must be an integer from 0 to 4294967295, got '-3'"),
+        (["--rounds", "99999999999999999999"],
+         "thread-overhead: --rounds must be an integer from 1 to 10000, got '99999999999999999999'"),
         (
             ["--lib", "intel"],
             "thread-overhead: --lib must be mpich, openmpi or all, got 'intel'",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ONCE, check_bad_input, check_schema, run_mpi, text_table
+from mpimb.schema import parse_params
 
 MW = ("mpi-only", "comm-threads", "worker-overlap")
 PLACES = ("same-pu", "smt-sibling", "other-core", "unbound")
@@ -26,7 +27,7 @@ def hwloc_count(*args: str) -> int:
 
 
 def param(row: dict[str, str], key: str) -> str:
-    return dict(kv.split("=", 1) for kv in row["params"].split(";"))[key]
+    return parse_params(row["params"])[key]
 
 
 def report_table(results: Path, title: str) -> list[list[str]]:

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from . import __version__, schema
+from .guidelines import NAMES as GUIDELINE_NAMES
+from .guidelines import unknown as unknown_guideline
 from .keys import failed_banner, prepared
 from .load import InputError, frame, load, rel
 from .render import md_text
@@ -61,6 +63,8 @@ def _outputs(a: argparse.Namespace) -> list[tuple[str, str, bool]]:
 def _usage_problem(a: argparse.Namespace) -> str | None:
     """The first usage error the parser cannot see: a value out of its vocabulary, an output that
     cannot be written or that would overwrite an input or another output."""
+    if a.cmd == "guidelines" and (bad := unknown_guideline(a.only)) is not None:
+        return f"--only {bad or '(an empty name)'}: not a guideline (one of {', '.join(GUIDELINE_NAMES)})"
     if a.cmd == "compare":
         if len(a.sets) < 2:
             return "compare needs at least two result sets (A B [C...])"
@@ -134,7 +138,7 @@ def cmd_table(a: argparse.Namespace) -> int:
         body += sep + (f"<p><strong>{more}</strong></p>" if a.format == "html" else f"{more}\n")
     banner = failed_banner(df)
     # a limit cuts the tables at runs, the findings at machines (fewer); csv and latex carry no findings
-    found = findings(df, limit) if a.format in ("text", "markdown", "html") else []
+    found = findings(df, limit, runs) if a.format in ("text", "markdown", "html") else []
     if a.format == "html":
         from .page import banners, findings_html, html_page
 
@@ -166,7 +170,20 @@ def cmd_findings(a: argparse.Namespace) -> int:
         return 1
     df, dup = prepared(runs)
     _warn(warns + dup)
-    sys.stdout.write(plain(findings(df), none_why(df)))
+    sys.stdout.write(plain(findings(df, runs=runs), none_why(df)))
+    return 0
+
+
+def cmd_guidelines(a: argparse.Namespace) -> int:
+    """The self-consistent performance guidelines checked on the sets (mpimb.guidelines; docs/report.md)."""
+    from .findings import usable
+    from .guidelines import check, render
+
+    only = [x.strip() for x in a.only.split(",")] if a.only is not None else None
+    runs, _, warns = load(a.sets)
+    df, dup = prepared(runs)
+    _warn(warns + dup)
+    sys.stdout.write(render(check(usable(df) if len(df) else df, runs, only), a.verbose))
     return 0
 
 
@@ -258,7 +275,7 @@ def cmd_profile(a: argparse.Namespace) -> int:
 
 
 def cmd_timeline(a: argparse.Namespace) -> int:
-    from .timeline import notes, parse_ranks, parse_span, read, write
+    from .timeline import check_ranks, notes, parse_ranks, parse_span, read, write
 
     try:
         ranks, span = parse_ranks(a.ranks), parse_span(a.time)
@@ -269,6 +286,11 @@ def cmd_timeline(a: argparse.Namespace) -> int:
     if not path.is_file():
         raise InputError(f"{path}: no such trace file")
     t = read(path)
+    try:  # a window of ranks the trace does not have: a usage error, known once the trace is read
+        check_ranks(t, ranks)
+    except ValueError as e:
+        sys.stderr.write(f"{PROG}: {e}\n")
+        return 2
     _warn(notes(t, ranks))
     for p in write(t, Path(a.output) if a.output else path.parent, ranks, span):
         print(p)
@@ -350,6 +372,13 @@ def parser() -> argparse.ArgumentParser:
                        "finding ('  * machine: sentence'); fast, no plots (the C programs call it)")
     f.add_argument("paths", nargs="+", metavar="PATH")
     f.set_defaults(fn=cmd_findings)
+
+    gl = sub.add_parser("guidelines", help="the self-consistent MPI performance guidelines (Träff, Gropp, Thakur) "
+                        "checked on the sets' results: counts per guideline, each violation, what could not be checked")
+    gl.add_argument("sets", nargs="+", metavar="SET", help="result files or directories")
+    gl.add_argument("--only", metavar="NAME,...", help="these guidelines only: " + ", ".join(GUIDELINE_NAMES))
+    gl.add_argument("-v", "--verbose", action="store_true", help="every check, not only the violations")
+    gl.set_defaults(fn=cmd_guidelines)
 
     pl = sub.add_parser("plot", help="PNG and SVG plots into a directory")
     pl.add_argument("paths", nargs="+", metavar="PATH")

@@ -32,14 +32,22 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import crosssystem, schema
 from .judge import BUSY, OVERSUBSCRIBED, UNJUDGED
-from .keys import KEYS, builds, failed_banner, prepared, split_measured, split_sync
-from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, welch
+from .keys import KEYS, builds, failed_banner, launch_parts, prepared, split_measured, split_sync
+from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, t_quantile, welch
 from .load import COLUMNS, Run, frame, load, per_run_text, short_library
-from .page import banners, busy_banner, html_page, img, meta_fields, meta_table, oversubscribed_banner
+from .page import (
+    banners,
+    busy_banner,
+    html_page,
+    img,
+    meta_fields,
+    meta_table,
+    oversubscribed_banner,
+    simulated_banner,
+)
 from .plots import P2P, Spec, compare_specs, draw
 from .plotting import Plot, pyplot
 from .recommend import side_by_side
@@ -180,7 +188,7 @@ def aggregate(df: pd.DataFrame, stat: str) -> tuple[pd.DataFrame, pd.DataFrame]:
                                               hi=("hi", "max"), na=("na", "all"), failed=("failed", "any"),
                                               reps=("reps", "min"), over=("over", "any"), busy=("busy", "any"))
         n, m, v = a["n"], a["m"], a["v"]
-        half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.sqrt(v.fillna(0) / np.maximum(n, 1))
+        half = t_quantile(0.975, np.maximum(n - 1, 1)) * np.sqrt(v.fillna(0) / np.maximum(n, 1))
         lo = pd.Series(np.where(n >= MIN_LAUNCHES, np.exp(m - half), a["lo"]), a.index)
         hi = pd.Series(np.where(n >= MIN_LAUNCHES, np.exp(m + half), a["hi"]), a.index)
         flags = a[["na", "failed", "reps", "over", "busy"]]
@@ -202,8 +210,7 @@ def plot_frame(a: pd.DataFrame) -> pd.DataFrame:
 
 def series(launch: pd.Series) -> pd.Series:
     """'SERIES' of each 'SERIES#INDEX' launch (scripts/launches), '' for a launch of its own (a run_id)."""
-    s = launch.astype(str)
-    return s.str.rpartition("#")[0].where(s.str.contains("#", regex=False), "")
+    return launch_parts(launch)[0]
 
 
 def alternated(launches: pd.DataFrame, a: str, x: str) -> bool:
@@ -285,7 +292,7 @@ def _overall(key: np.ndarray, program: np.ndarray, launches: pd.DataFrame, a: st
                          "launch": launches["launch"].astype(str).to_numpy(), "lt": launches["lt"].to_numpy(float)})
     long = long[long["key"].isin(judged) & long["set"].isin([a, x]) & np.isfinite(long["lt"])]
     if paired:
-        long["i"] = long["launch"].str.rpartition("#")[2]
+        long["i"] = launch_parts(long["launch"])[1]
     else:  # the order of each program's launches in the set
         long["i"] = long.groupby(["set", "program"], sort=False)["launch"].transform(
             lambda s: pd.Series(pd.factorize(s)[0], index=s.index)).astype(str)
@@ -314,7 +321,7 @@ def _paired(key: np.ndarray, launches: pd.DataFrame, a: str, x: str,
     """Paired per launch index (alternated launches): (estimate, standard error, degrees of freedom) of the
     mean per-launch log ratio x / a, per key of index (key: the ratio key of each aggregated row, whose
     position is its kid)."""
-    idx = launches["launch"].astype(str).str.rpartition("#")[2].to_numpy()
+    idx = launch_parts(launches["launch"])[1].to_numpy()
     long = pd.DataFrame({"key": key[launches["kid"].to_numpy()], "set": launches["set"],
                          "i": idx, "lt": launches["lt"].to_numpy(float)})
     la = long[(long["set"] == a).to_numpy()][["key", "i", "lt"]]
@@ -651,7 +658,8 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     except BrokenProcessPool:  # the worker died (killed, out of memory): draw here
         plots = draw(specs)
     allruns = [r for _, runs in sets for r in runs]
-    sim = any(r.simulated for r in allruns)
+    sims = [r for r in allruns if r.simulated]
+    sim = simulated_banner(sims) if sims else ""
     metas = meta_columns(sets, machines)
     banner = failed_banner(df)
     over = [r for r in allruns if r.oversubscribed]
@@ -683,7 +691,7 @@ def _every(csv_path: Path | None) -> str:
 
 
 def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
-                metas: list[tuple[str, dict[str, Any]]], runs: list[Run], warns: list[str], stat: str, sim: bool,
+                metas: list[tuple[str, dict[str, Any]]], runs: list[Run], warns: list[str], stat: str, sim: str,
                 csv_path: Path | None, cross: Table | None, df: pd.DataFrame) -> None:
     pub = any(r.published for r in runs)
     nfail = int(df["failed"].sum())
@@ -714,7 +722,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
 
 
 def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
-              metas: list[tuple[str, dict[str, Any]]], stat: str, sim: bool, csv_path: Path | None,
+              metas: list[tuple[str, dict[str, Any]]], stat: str, sim: str, csv_path: Path | None,
               cross: Table | None, banner: str, obanner: str = "") -> None:
     pdir = Path(f"{md.with_suffix('')}-plots")
     lines = [f"# mpimb comparison: {md_text(' vs '.join(names))}", ""]
@@ -724,7 +732,7 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
     for line in obanner.splitlines():
         lines += [f"> **{md_text(line)}**", ""]
     if sim:
-        lines += ["> **SIMULATED RESULTS** in at least one set (SimGrid SMPI), not real hardware.", ""]
+        lines += [f"> **{md_text(sim)}**", ""]
     if any(m.get("source") == "published" for _, m in metas):
         lines += ["> **PUBLISHED FIGURES** in at least one set: transcribed from a publication, not measured.", ""]
     lines += [md_text(f"Reference (A) = {names[0]}; statistic: {stat}; ratios are time(X)/time(A), < 1 = faster; ")

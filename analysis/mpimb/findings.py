@@ -17,9 +17,10 @@ import math
 import pandas as pd
 
 from . import schema
+from .guidelines import as_findings, check
 from .judge import Finding
 from .keys import KEYS, LAYOUT, MACHINE, with_variant
-from .load import groups
+from .load import Run, groups
 from .registry import PROGRAMS
 
 # The columns findings read (a narrow frame keeps the many selections below cheap).
@@ -48,9 +49,10 @@ def _from(rows: pd.DataFrame, machine: str, where: str, scope: str) -> list[Find
     return out
 
 
-def findings(df: pd.DataFrame, limit: int | None = None) -> list[Finding]:
+def findings(df: pd.DataFrame, limit: int | None = None, runs: list[Run] | None = None) -> list[Finding]:
     """Every finding for the rows of df (keys.prepared's frame: one result set, its launches combined);
-    limit: those of the first `limit` machines (label, library) only."""
+    limit: those of the first `limit` machines (label, library) only; runs (the runs df came from): each
+    machine's findings end with its guidelines (mpimb.guidelines: the counts, then each violation)."""
     if df.empty:
         return []
     d = usable(df)
@@ -65,6 +67,8 @@ def findings(df: pd.DataFrame, limit: int | None = None) -> list[Finding]:
                                             else "") if layouts > 1 else ""
             out += _from(m, machine, where, "layout")
         out += _from(mach, machine, "", "machine")
+        if runs is not None:
+            out += as_findings(check(mach, runs, per_program=True))
     return out
 
 

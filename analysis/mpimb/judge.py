@@ -42,11 +42,14 @@ import pandas as pd
 from . import schema
 from .launches import MIN_LAUNCHES, outside
 from .launches import ratio as launch_ratio
+from .load import rounds_rejected
 from .paired import Paired, paired_ratio
 from .render import fmt
 from .units import MBPS, US
 
 UNJUDGED = "not judged (no confidence interval)"
+# two rows of one group whose rounds were rejected (load.read_rounds): compared as if measured apart
+ROUNDS_REJECTED = "; not paired: the rounds file does not match the CSV, mpimb-report validate"
 OVERSUBSCRIBED = "[oversubscribed: ranks × threads > cores — figures of the OS scheduler] "
 BUSY = "[busy machine: other processes took a share of the ranks' cores while it ran] "
 ORDERING_METHOD = "irecv-isend"
@@ -153,7 +156,8 @@ def judgement(a: pd.Series, b: pd.Series) -> Judgement:
     tb, ib = _launches(b)
     if len(ta) > 1 or len(tb) > 1:
         return _across(ta, ia, tb, ib)
-    if ia and ib and ia[0] != ib[0]:
+    # two runs are two launches even where they share a round of scripts/launches (one launch id)
+    if ia and ib and (ia[0] != ib[0] or a.get("file") != b.get("file")):
         return Judgement("few", f"not judged (one launch of each; {MIN_LAUNCHES} launches needed: scripts/launches)",
                          ratio(float(a["time_median_s"]), float(b["time_median_s"])))
     p = paired(a, b)
@@ -175,8 +179,13 @@ def judgement(a: pd.Series, b: pd.Series) -> Judgement:
     lo, hi = lo_a / hi_b, hi_a / lo_b  # the conservative quotient of the two intervals
     v = "called" if outside(lo, hi) else "noise"
     words = "outside the noise" if v == "called" else "within the noise"
-    return Judgement(v, f"{words} in this launch (95 % CIs of the medians: time {t:.3f}× [{lo:.3g}, {hi:.3g}])", t,
-                     lo, hi)
+    return Judgement(v, f"{words} in this launch (95 % CIs of the medians: time {t:.3f}× [{lo:.3g}, {hi:.3g}]"
+                        f"{rejected(a, b)})", t, lo, hi)
+
+
+def rejected(a: pd.Series, b: pd.Series) -> str:
+    """ROUNDS_REJECTED where a and b would have been paired but for rounds that do not match the CSV."""
+    return ROUNDS_REJECTED if rounds_rejected(a, b) else ""
 
 
 def verdict(a: pd.Series, b: pd.Series) -> str:

@@ -19,10 +19,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import schema
-from .launches import MIN_LAUNCHES
+from .launches import MIN_LAUNCHES, t_quantile
 from .load import Run, frame
 
 KEYS = schema.key_columns()
@@ -76,6 +75,15 @@ def _first_per(df: pd.DataFrame, scope: list[str], shared: pd.Series) -> tuple[n
     d = split_sync(df)
     gid = d.groupby([*scope, *KEYS], dropna=False, sort=False, observed=True).ngroup().to_numpy()
     return gid, np.lexsort((d["start_utc"].astype(str).to_numpy(), gid))
+
+
+def launch_parts(launch: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(series, index) of each load.Run.launch value: 'SERIES#INDEX' for a launch of a scripts/launches series,
+    ('', '') for a launch of its own (its run_id)."""
+    s = launch.astype(str)
+    tagged = s.str.contains("#", regex=False)
+    parts = s.str.split("#")
+    return parts.str[:-1].str.join("#").where(tagged, ""), parts.str[-1].where(tagged, "")
 
 
 def builds(df: pd.DataFrame, scope: list[str] | None = None) -> list[str]:
@@ -136,7 +144,7 @@ def combine(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFr
     out = d.iloc[first].reset_index(drop=True)
     n = a["n"].to_numpy(np.int64)
     many = a["size"].to_numpy() > 1
-    half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.sqrt(a["v"].fillna(0).to_numpy() / np.maximum(n, 1))
+    half = t_quantile(0.975, np.maximum(n - 1, 1)) * np.sqrt(a["v"].fillna(0).to_numpy() / np.maximum(n, 1))
     m = a["m"].to_numpy(float)
     lo = np.where(n >= MIN_LAUNCHES, np.exp(m - half), a["lo"].to_numpy(float))
     hi = np.where(n >= MIN_LAUNCHES, np.exp(m + half), a["hi"].to_numpy(float))

@@ -32,12 +32,26 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 MARGIN = 0.01  # a difference smaller than 1 % is never called: launches and rounds are not fully independent
 FDR = 0.05  # the false discovery rate over the rows of one comparison (compare)
 LEVEL = 0.95
 MIN_LAUNCHES = 3  # the fewest per side for a t interval that is not absurdly wide (t(0.975; 2) = 4.3)
+
+
+def t_quantile(q: float, df: np.ndarray | float) -> np.ndarray:
+    """Student's t quantile (scipy.special, imported on first use: a run of one launch, the common case, judges
+    without it, and mpimb-report's start stays short for the programs that call it at their end)."""
+    from scipy.special import stdtrit
+
+    return np.asarray(stdtrit(np.asarray(df, float), q))
+
+
+def t_sf(t: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """Student's t survival function, P(T > t)."""
+    from scipy.special import stdtr
+
+    return np.asarray(1.0 - stdtr(np.asarray(df, float), np.asarray(t, float)))
 
 
 def outside(lo: np.ndarray | float, hi: np.ndarray | float) -> np.ndarray | bool:
@@ -79,7 +93,7 @@ def _t_parts(est: np.ndarray, se: np.ndarray, df: np.ndarray) -> np.ndarray:
     """Two-sided p-values of est = 0 (se 0: 1 where est is 0, else 0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(est) / se
-    p = 2 * stats.t.sf(t, df)
+    p = 2 * t_sf(t, df)
     p = np.where(se == 0, np.where(est == 0, 1.0, 0.0), p)
     return np.where(np.isfinite(est) & np.isfinite(df), p, np.nan)
 
@@ -99,7 +113,7 @@ def bh_level(p: np.ndarray, fdr: float = FDR) -> float:
 def intervals(est: np.ndarray, se: np.ndarray, df: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """exp(est ∓ t(level; df) se): the ratio's interval (NaN where df is not finite or below 1)."""
     ok = np.isfinite(df) & (df >= 1)
-    tq = stats.t.ppf(0.5 + level / 2, np.where(ok, df, 1.0))
+    tq = t_quantile(0.5 + level / 2, np.where(ok, df, 1.0))
     half = np.where(ok, tq * se, np.nan)
     return np.exp(est - half), np.exp(est + half)
 

@@ -10,7 +10,9 @@ import json
 import math
 import os
 import re
+import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -229,6 +231,8 @@ def _read_meta(csv_path: Path) -> tuple[dict[str, Any], int | None, str, list[st
         return {}, None, "", [f"{jp}: cannot read: {e}"]
     except json.JSONDecodeError as e:
         return {}, None, "", [f"{jp}:{e.lineno}: not valid JSON: {e.msg}"]
+    except RecursionError:
+        return {}, None, "", [f"{jp}:1: not valid metadata: JSON nested too deep"]
     if not isinstance(meta, dict):
         return {}, None, "", [f"{jp}:1: expected a JSON object"]
     if "schema_version" not in meta:
@@ -468,8 +472,29 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
     themselves, column by column over all files.  version, typed, start, fresh: per row, its file's schema
     version, whether every cell of its file had its type (else cells read as empty would make rows look like
     duplicates), the position of its file's first row, and whether the batch reader read it (its integer
-    columns are checked here; the careful reader checks its own)."""
+    columns are checked here; the careful reader checks its own).  The steps below add their lines in this
+    order."""
     v1_failed = ((version == 1) & (df["stop_reason"] == V1_FAILED)).to_numpy()
+    _check_cells(df, p, fresh, v1_failed)
+    na = na_mask(df["stop_reason"]).to_numpy()
+    published = (df["stop_reason"] == PUBLISHED).to_numpy()
+    measured = ~na & ~published & ~v1_failed & (df["stop_reason"] != "").to_numpy()
+    t = {c: df[c].to_numpy() for c in [*schema.typed_columns("number"), "bytes", "iters", "reps", "neighbors"]}
+    _check_times(df, p, t, measured, na, published, v1_failed)
+    _check_rates(df, p, t, measured, typed)
+    # profile rows (stop_reason finalize) count calls; they have no iterations or repetitions
+    timed = measured & (df["stop_reason"] != "finalize").to_numpy()
+    for c in ("iters", "reps"):
+        p.rows(timed & ~(t[c] >= 1), f"column '{c}' must be >= 1")
+    p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) &
+           (df["program"] == "halocompare").to_numpy(), "halocompare neighbors must be 2, 4, 6, 8 or 26")
+    _check_one_run_per_file(df, p, start)
+    _check_keys_once(df, p, typed)
+
+
+def _check_cells(df: pd.DataFrame, p: _Problems, fresh: np.ndarray, v1_failed: np.ndarray) -> None:
+    """Each cell alone: integers, required cells, vocabularies (the schema's and each program's own),
+    ranges and enums, params that parse."""
     with np.errstate(invalid="ignore"):
         for c in INT_COLS:
             v = df[c].to_numpy()
@@ -488,18 +513,7 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
             bad &= ~v1_failed
         p.rows(bad, lambda i, c=c, values=values, patterns=patterns:
                f"{c} {df[c].iloc[i]!r} is not {_allowed(values, patterns)}")
-    # method and comm: each program's own vocabulary (results.schema.json, x-vocabulary)
-    prog = df["program"]
-    for c in ("method", "comm"):
-        for name, (values, patterns) in schema.program_vocabulary(c).items():
-            rows = prog == name
-            if not rows.any():
-                continue
-            ok = [u for u in df.loc[rows, c].unique() if u in values or any(re.match(x, str(u)) for x in patterns)]
-            bad = rows & ~df[c].isin(ok)
-            p.once(bad, lambda i, c=c, name=name, values=values, patterns=patterns:
-                   f"{c} {df[c].iloc[i]!r} is not a {name} {c} ({_shown(values, patterns)}: results.schema.json, "
-                   f"x-vocabulary)")
+    _check_program_vocabularies(df, p)
     for c in INT_COLS + FLOAT_COLS:
         sp = schema.spec(c)
         with np.errstate(invalid="ignore"):
@@ -518,18 +532,33 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         why = {u: schema.params_problem(str(u)) for u in uniq}
         bad_vals = [u for u, w in why.items() if w]
         p.rows(params.isin(bad_vals), lambda i: f"params {params.iloc[i]!r} does not parse: {why[params.iloc[i]]}")
-    # meaning: measured rows have ordered times, n/a rows none
-    na = na_mask(df["stop_reason"]).to_numpy()
-    published = (df["stop_reason"] == PUBLISHED).to_numpy()
-    measured = ~na & ~published & ~v1_failed & (df["stop_reason"] != "").to_numpy()
+
+
+def _check_program_vocabularies(df: pd.DataFrame, p: _Problems) -> None:
+    """method and comm: each program's own vocabulary (results.schema.json, x-vocabulary)."""
+    prog = df["program"]
+    for c in ("method", "comm"):
+        for name, (values, patterns) in schema.program_vocabulary(c).items():
+            rows = prog == name
+            if not rows.any():
+                continue
+            ok = [u for u in df.loc[rows, c].unique() if u in values or any(re.match(x, str(u)) for x in patterns)]
+            bad = rows & ~df[c].isin(ok)
+            p.once(bad, lambda i, c=c, name=name, values=values, patterns=patterns:
+                   f"{c} {df[c].iloc[i]!r} is not a {name} {c} ({_shown(values, patterns)}: results.schema.json, "
+                   f"x-vocabulary)")
+
+
+def _check_times(df: pd.DataFrame, p: _Problems, t: dict[str, np.ndarray], measured: np.ndarray, na: np.ndarray,
+                 published: np.ndarray, v1_failed: np.ndarray) -> None:
+    """Measured rows have ordered times, n/a rows none; the statistics of one row's samples agree."""
     times = df[TIMES]
     p.rows(measured & times.isna().any(axis=1), "measured row without time_min_s/median/max")
     p.rows(published & df["time_median_s"].isna(), "published row without time_median_s")
     p.rows(na & times.notna().any(axis=1), "'n/a' row has times")
     p.rows(v1_failed & times.notna().any(axis=1), "schema-1 'verification failed' row has times")
-    t = {c: df[c].to_numpy() for c in [*schema.typed_columns("number"), "bytes", "iters", "reps", "neighbors"]}
     tol = 1 + 1e-9
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         p.rows(measured & (t["time_min_s"] < 0), "negative time")
         order = (t["time_min_s"] <= t["time_median_s"] * tol) & (t["time_median_s"] <= t["time_max_s"] * tol)
         p.rows(measured & times.notna().all(axis=1).to_numpy() & ~order, "times not ordered: need min <= median <= max")
@@ -545,14 +574,19 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         p.rows(measured & (t["time_p90_s"] > t["time_p99_s"] * tol), "time_p90_s > time_p99_s")
         # (not where a reference is subtracted, collectives --timing subtract: the slowest rank's difference
         # can be smaller than a rank's own)
-        p.rows(measured & ~_subtracted(params).to_numpy() & (
+        p.rows(measured & ~_subtracted(df["params"]).to_numpy() & (
             (t["rank_min_s"] > t["rank_mean_s"] * tol) | (t["rank_mean_s"] > t["time_median_s"] * tol)),
             "need rank_min_s <= rank_mean_s <= time_median_s")
-        # rates (docs/results-format.md, "Rates"): mbps is what one process sends per operation (a whole number
-        # of messages of `bytes`) / time_median_s; agg_mbps what the whole operation moves, a whole number of
-        # times that (at least once)
-        mbps, agg = t["mbps"], t["agg_mbps"]
-        has_mbps, has_agg = typed & ~np.isnan(mbps), typed & ~np.isnan(agg)  # (a cell of the wrong type is empty)
+
+
+def _check_rates(df: pd.DataFrame, p: _Problems, t: dict[str, np.ndarray], measured: np.ndarray,
+                 typed: np.ndarray) -> None:
+    """Rates (docs/results-format.md, "Rates"): mbps is what one process sends per operation (a whole number
+    of messages of `bytes`) / time_median_s; agg_mbps what the whole operation moves, a whole number of
+    times that (at least once)."""
+    mbps, agg = t["mbps"], t["agg_mbps"]
+    has_mbps, has_agg = typed & ~np.isnan(mbps), typed & ~np.isnan(agg)  # (a cell of the wrong type is empty)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         p.once(has_mbps & ~(t["time_median_s"] > 0),
                "column 'mbps' set on a row without a positive time_median_s (mbps is bytes sent / time_median_s)")
         p.once(has_mbps & ~(t["bytes"] >= 1), "column 'mbps' set on a row without bytes (mbps is bytes sent / "
@@ -560,7 +594,7 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
         k = mbps * t["time_median_s"] * 1e6 / t["bytes"]
         whole = lambda x: (x >= 1 - TOL) & (np.abs(x - np.round(x)) <= TOL * x)
         # (halocompare --layout array: bytes is a face; the edges and corners sent beside it are smaller)
-        faces = _with_param(params, "layout", "array").to_numpy()
+        faces = _with_param(df["params"], "layout", "array").to_numpy()
         p.once(has_mbps & (t["time_median_s"] > 0) & (t["bytes"] >= 1) & ~whole(k) & ~faces,
                lambda i: f"column 'mbps' does not match bytes and time_median_s (mbps × time_median_s × 10^6 / "
                f"bytes = {k[i]:.6g}, where it is the whole number of messages of `bytes` one process sends per "
@@ -572,14 +606,12 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
                lambda i: f"column 'agg_mbps' is {r[i]:.6g} × mbps, where it is a whole number >= 1 of times mbps "
                f"(the whole operation moves what one process sends, once per receiving process): are mbps and "
                f"agg_mbps swapped?")
-    # profile rows (stop_reason finalize) count calls; they have no iterations or repetitions
-    timed = measured & (df["stop_reason"] != "finalize").to_numpy()
-    for c in ("iters", "reps"):
-        p.rows(timed & ~(t[c] >= 1), f"column '{c}' must be >= 1")
-    p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) & (prog == "halocompare").to_numpy(),
-           "halocompare neighbors must be 2, 4, 6, 8 or 26")
+
+
+def _check_one_run_per_file(df: pd.DataFrame, p: _Problems, start: np.ndarray) -> None:
+    """Every row of a file is of the file's run: its run_id, label and layout are the first row's."""
     same_file = start[1:] == start[:-1]  # row i and row i + 1 are of one file
-    for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):  # one run per file
+    for c in ("run_id", "label", *schema.key_roles("program", "layout", "thread-level")):
         col = df[c].array
         if col.dtype.kind == "f":
             v = np.asarray(col)
@@ -596,15 +628,20 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
             differs = np.asarray(col != first, dtype=bool)
         p.rows(differs, lambda i, c=c, col=col, first=first: f"{c} {_show(col[i])} differs from the first row's "
                f"{_show(first[i])} (one run per file)")
+
+
+def _check_keys_once(df: pd.DataFrame, p: _Problems, typed: np.ndarray) -> None:
+    """A run measures each configuration once: no two rows of a file with the same key columns."""
     keyed = df[KEYS].assign(_file=p.fidx)
     dup = keyed.duplicated(["_file", *KEYS], keep=False).to_numpy() & typed
-    if dup.any():
-        d = keyed[dup].assign(_pos=np.flatnonzero(dup))
-        first_pos = d.groupby(["_file", *KEYS], dropna=False, sort=False)["_pos"].transform("min").to_numpy()
-        where = dict(zip(d["_pos"].to_numpy(), first_pos))
-        later = dup & keyed.duplicated(["_file", *KEYS], keep="first").to_numpy()
-        p.rows(later, lambda i: f"same key columns as line {p.lines[where[i]]} (a run measures each "
-               f"configuration once: {', '.join(KEYS)})")
+    if not dup.any():
+        return
+    d = keyed[dup].assign(_pos=np.flatnonzero(dup))
+    first_pos = d.groupby(["_file", *KEYS], dropna=False, sort=False)["_pos"].transform("min").to_numpy()
+    where = dict(zip(d["_pos"].to_numpy(), first_pos))
+    later = dup & keyed.duplicated(["_file", *KEYS], keep="first").to_numpy()
+    p.rows(later, lambda i: f"same key columns as line {p.lines[where[i]]} (a run measures each "
+           f"configuration once: {', '.join(KEYS)})")
 
 
 META_KEYS = ["run_id", "program", "label", *schema.key_roles("layout")]  # a file's first row against its JSON
@@ -875,6 +912,16 @@ def load(paths: list[str], strict: bool = True, threads: bool = True) -> tuple[l
     if found and not files:
         raise InputError(*(f"{f}:1: {_sidecar(f)}, not a results CSV; give the run's CSV" for f in found))
     runs, probs, warns = _load_files(files, threads)
+    runs, again = once_per_run(runs)
+    warns += again
+    if strict:  # a rounds file that does not match its CSV: the rows are used, not paired
+        for r in runs:
+            rp = read_rounds(r).problems if "rounds" in r.meta else []
+            if rp:
+                more = f" (and {len(rp) - 1} more: mpimb-report validate)" if len(rp) > 1 else ""
+                warns.append(f"{rp[0]}{more}: the rows of {r.csv_path.name} are not paired by these rounds")
+    else:
+        probs += rounds_problems(runs)
     if strict and probs:
         raise InputError(*probs)
     if strict and not runs:
@@ -882,30 +929,203 @@ def load(paths: list[str], strict: bool = True, threads: bool = True) -> tuple[l
     return runs, probs, warns
 
 
-def rounds(r: Run) -> tuple[np.ndarray, np.ndarray]:
-    """A grouped run's per-round samples (its rounds file, docs/results-format.md) for each of its rows:
-    (the row's group or NaN, the row's times by round).  A group whose members lack a round (a run
-    killed while writing) and a missing or unreadable file give no pairs: rows then stand alone."""
+def once_per_run(runs: list[Run]) -> tuple[list[Run], list[str]]:
+    """Each run once: files of one run_id whose rows are one's (a copy in a subdirectory, a file given twice
+    under two names, a copy taken while the run was still writing: its rows the first of the other's) are one
+    run, or its rows would count twice and pair across the copies.  Kept: the copy with the most rows, then
+    the one whose rounds file is beside it, then the first listed; one warning line per copy left out, naming
+    both files.  Files of one run_id with other rows are two runs (simulated runs started in the same
+    simulated second can share one), kept both."""
+    by_id: dict[str, list[int]] = {}
+    for i, r in enumerate(runs):
+        rid = str(r.meta.get("run_id") or "")
+        if rid:
+            by_id.setdefault(rid, []).append(i)
+    if all(len(v) == 1 for v in by_id.values()):
+        return runs, []
+
+    def has_rounds(r: Run) -> bool:
+        name = r.meta.get("rounds")
+        return isinstance(name, str) and r.csv_path.with_name(name).is_file()
+
+    drop: set[int] = set()
+    warns = []
+    for rid, idx in by_id.items():
+        if len(idx) < 2:
+            continue
+        kept: list[tuple[int, pd.DataFrame]] = []
+        for i in sorted(idx, key=lambda i: (-runs[i].nrows, not has_rounds(runs[i]), i)):
+            rows = _row_columns(runs[i], COLUMNS)
+            same = next((k for k, big in kept if big.iloc[:len(rows)].reset_index(drop=True).equals(rows)), None)
+            if same is None:
+                kept.append((i, rows))
+                continue
+            drop.add(i)
+            warns.append(f"{runs[i].csv_path}: the same run as {runs[same].csv_path} (run_id {rid}): counted once, "
+                         f"from {runs[same].csv_path}")
+    return [r for i, r in enumerate(runs) if i not in drop], warns
+
+
+REJECTED = -1.0  # round_group of every row of a run whose rounds file does not match its CSV (read_rounds)
+
+
+@dataclass
+class Rounds:
+    """A run's rounds file read and checked against its CSV: per row its group (NaN: in none) and its samples
+    by round (empty: none, or rejected), and the problem lines (file:line: what)."""
+
+    group: np.ndarray
+    samples: np.ndarray
+    problems: list[str]
+
+
+_ROUNDS: weakref.WeakKeyDictionary[Run, Rounds] = weakref.WeakKeyDictionary()
+
+
+def _row_columns(r: Run, cols: list[str]) -> pd.DataFrame:
+    """Some columns of a run's rows, without cutting the run's own frame (frame() takes the shared one)."""
+    if r.cut or r.shared is None:
+        return r.rows[cols]
+    return r.shared[cols].iloc[r.span[0]:r.span[1]].reset_index(drop=True)
+
+
+def _rounds_lines(path: Path) -> tuple[pd.DataFrame | None, str]:
+    """The lines of a rounds file, typed, or (None, the one line saying why not)."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        return None, f"{path}: cannot read the rounds file: {e.strerror or e}"
+    head = data.split(b"\n", 1)[0].rstrip(b"\r")
+    if head != ROUNDS_HEADER.encode():
+        shown = head[:60].decode("utf-8", "replace")
+        return None, f"{path}:1: not a rounds file: the header is {shown!r}, not '{ROUNDS_HEADER}'"
+    try:
+        t = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, engine="c")
+    except (ValueError, pd.errors.ParserError) as e:
+        return None, f"{path}: malformed rounds file: {str(e).splitlines()[0] if str(e) else 'parse error'}"
+    num = {c: pd.to_numeric(t[c], errors="coerce") for c in ROUNDS_HEADER.split(",")}
+    ok = pd.Series(True, index=t.index)
+    for c in ("group", "round", "row", "pos"):
+        ok &= num[c].notna() & (num[c] % 1 == 0) & (num[c] >= (1 if c == "row" else 0))
+    ok &= np.isfinite(num["time_s"]) & (num["time_s"] > 0)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok.to_numpy())[0])
+        return None, (f"{path}:{i + 2}: expected integers group, round, pos >= 0, row >= 1 and time_s > 0, got "
+                      f"{','.join(t.iloc[i].astype(str))!r}" + (f" ({int((~ok).sum())} lines like that)"
+                                                                if (~ok).sum() > 1 else ""))
+    return pd.DataFrame({c: v.astype("float64") for c, v in num.items()}), ""
+
+
+def read_rounds(r: Run) -> Rounds:
+    """A grouped run's rounds file (docs/results-format.md, "The rounds file") against its CSV (read once per
+    run): every line names a row of the CSV, in one group; each member has its reps rounds, 0 .. reps - 1, once
+    each; and the median, minimum and maximum of its samples are its time_median_s, time_min_s and time_max_s
+    (to the 9 digits printed).  A file that breaks a rule is not this CSV's: every row is then unpaired, with
+    the group REJECTED (the findings say why).  A group whose members lack rounds in a run killed while writing
+    ("complete": false) stands alone, without a problem."""
+    got = _ROUNDS.get(r)
+    if got is not None:
+        return got
     n = r.nrows
     group = np.full(n, np.nan)
     samples = np.empty(n, dtype=object)
     samples.fill(())
+    out = _ROUNDS[r] = Rounds(group, samples, [])
     name = r.meta.get("rounds")
-    path = r.csv_path.with_name(str(name)) if isinstance(name, str) and "/" not in name else None
-    if path is None or not path.exists():
-        return group, samples
-    try:
-        t = pd.read_csv(path, dtype={"group": "int64", "round": "int64", "row": "int64", "time_s": "float64"})
-    except (ValueError, OSError, pd.errors.ParserError):
-        return group, samples
-    t = t[(t["row"] >= 1) & (t["row"] <= n)].sort_values(["group", "row", "round"], kind="stable")
-    per_row = t.groupby("row", sort=False)
-    counts, first = per_row["round"].count(), per_row["group"].first()
-    whole = counts.groupby(first).transform("nunique") == 1  # every member of the group has every round
-    keep = whole.index[whole.to_numpy(bool)]  # the CSV's 1-based data rows with every round
-    group[keep.to_numpy(int) - 1] = first[keep].to_numpy(float)
-    samples[keep.to_numpy(int) - 1] = per_row["time_s"].agg(tuple)[keep].to_numpy()
-    return group, samples
+    if name is None:
+        return out
+    jp = r.csv_path.with_suffix(".json")
+    if not isinstance(name, str) or not name or "/" in name:
+        why = (f"{jp}:{_json_line(jp.read_text(errors='replace'), 'rounds')}: field 'rounds' must be the rounds "
+               f"file's name, without a directory, got {name!r}")
+    elif not (path := r.csv_path.with_name(name)).is_file():
+        why = f"{jp}: names the rounds file {name}, which is not beside it"
+    else:
+        t, why = _rounds_lines(path)
+        if t is not None:
+            _check_rounds(r, path, t, out)
+            return out
+    out.problems.append(why)
+    group[:] = REJECTED
+    return out
+
+
+def _check_rounds(r: Run, path: Path, t: pd.DataFrame, out: Rounds) -> None:
+    """The rules of read_rounds on a file's typed lines; fills out."""
+    n, csv_name = r.nrows, r.csv_path.name
+    probs: list[str] = []
+    lines = pd.Series(np.arange(len(t)) + 2)
+    outside = (t["row"] > n).to_numpy()
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        probs.append(f"{path}:{lines[i]}: row {int(t['row'][i])}, but {csv_name} has {n} row(s)"
+                     + (f" ({int(outside.sum())} lines like that)" if outside.sum() > 1 else ""))
+    t = t[~outside].assign(line=lines[~outside].to_numpy())
+    rows = _row_columns(r, ["reps", "time_median_s", "time_min_s", "time_max_s"])
+    per_row = t.groupby("row", sort=True)
+    stats = per_row["time_s"].agg(["median", "min", "max", "count"])
+    stats["groups"] = per_row["group"].nunique()
+    stats["first_group"] = per_row["group"].first()
+    stats["distinct"] = per_row["round"].nunique()
+    stats["top"] = per_row["round"].max()
+    stats["line"] = per_row["line"].first()
+    at = stats.index.to_numpy(int) - 1
+    reps = rows["reps"].to_numpy(float)[at]
+    whole = (stats["count"].to_numpy() == reps) & (stats["distinct"].to_numpy() == reps) & \
+        (stats["top"].to_numpy() == reps - 1)
+    one_group = stats["groups"].to_numpy() == 1
+    with np.errstate(invalid="ignore"):
+        same = np.ones(len(stats), dtype=bool)
+        for c, col in (("median", "time_median_s"), ("min", "time_min_s"), ("max", "time_max_s")):
+            want = rows[col].to_numpy(float)[at]
+            same &= np.abs(stats[c].to_numpy() - want) <= TOL * np.abs(want)
+    # a group cut short in a run killed while writing: unpaired, not a problem
+    killed = one_group & ~whole if r.meta.get("complete") is False else np.zeros(len(stats), dtype=bool)
+    bad = ~one_group | (~whole & ~killed) | (whole & ~same)
+    for i in np.flatnonzero(bad)[:5]:
+        row, s = int(stats.index[i]), stats.iloc[i]
+        where = f"{path}:{int(s['line'])}: row {row} ({csv_name}:{row + 1})"
+        if not one_group[i]:
+            probs.append(f"{where} is in {int(s['groups'])} groups (a row is in one)")
+        elif not whole[i]:
+            probs.append(f"{where} has {int(s['count'])} line(s) of {int(s['distinct'])} distinct round(s); its "
+                         f"reps is {reps[i]:g}: rounds 0 .. reps - 1 once each")
+        else:
+            probs.append(f"{where}: median, min, max of its rounds {s['median']:.9g}, {s['min']:.9g}, "
+                         f"{s['max']:.9g} s, but the row's are {rows['time_median_s'][row - 1]:.9g}, "
+                         f"{rows['time_min_s'][row - 1]:.9g}, {rows['time_max_s'][row - 1]:.9g} s (are these "
+                         f"another run's rounds?)")
+    if bad.sum() > 5:
+        probs.append(f"{path}: ... and {int(bad.sum()) - 5} more row(s) like that")
+    out.problems += probs
+    if probs:  # the file is not this CSV's: none of its rounds are used
+        out.group[:] = REJECTED
+        return
+    # a group with a member cut short by the kill stands alone, as the format's reader rule says
+    cut = np.isin(stats["first_group"].to_numpy(), stats["first_group"].to_numpy()[killed])
+    out.group[at[~cut]] = stats["first_group"].to_numpy()[~cut]
+    use = np.flatnonzero(~cut)
+    if len(use):
+        times = t.sort_values(["row", "round"], kind="stable").groupby("row", sort=True)["time_s"].agg(tuple)
+        out.samples[at[use]] = times.to_numpy()[use]
+
+
+def rounds(r: Run) -> tuple[np.ndarray, np.ndarray]:
+    """A grouped run's per-round samples (read_rounds) for each of its rows: (the row's group or NaN, the row's
+    times by round; empty where it has none or its rounds were rejected)."""
+    got = read_rounds(r)
+    return got.group, got.samples
+
+
+def rounds_rejected(a: Any, b: Any) -> bool:
+    """Whether two rows of one run (frame's rows) are unpaired because its rounds file does not match the CSV
+    (read_rounds)."""
+    return bool(a.get("round_group") == REJECTED == b.get("round_group") and a.get("file") == b.get("file"))
+
+
+def rounds_problems(runs: list[Run]) -> list[str]:
+    """Every rounds file's problems (read_rounds), in the runs' order."""
+    return [x for r in runs if "rounds" in r.meta for x in read_rounds(r).problems]
 
 
 def per_run_text(values: list[str], counts: Any) -> Any:

@@ -71,6 +71,12 @@ def steps_table(traces: list[Trace], df: pd.DataFrame, fitted: pd.DataFrame) -> 
                          f"{rows_}x{cols}", fmt_bytes(m.bytes), str(pred) if pred is not None else "-",
                          f"{m.steps:.2f}", fmt(m.makespan_us), fmt(m.transfer_us),
                          fmt(pred * (f.alpha + f.beta * m.bytes) * 1e6) if pred is not None and f else "-"])
+    real = [t.path.name for t in traces if t.meta.get("simulated") is not True]
+    contended = (f" The step model is for a contended network, where a node takes in one message at a time (a "
+                 f"simulated one, docs/halo-timelines.md); {', '.join(real)} traced real ranks, whose shared memory "
+                 f"or network interface may take in several at once, and whose steps also count the ranks' skew "
+                 f"and each call's own cost: there measured and predicted steps need not agree."
+                 if real else "")
     return Table("Halo exchange steps (Why six steps?): predicted and measured in the trace",
                  ["stencil method", "grid", "bytes/nbr", "predicted steps", "measured steps", "makespan [µs]",
                   "one transfer [µs]", "predicted [µs] (fit)"], rows,
@@ -78,7 +84,8 @@ def steps_table(traces: list[Trace], df: pd.DataFrame, fitted: pd.DataFrame) -> 
                         "send completes when its receiver takes it, nonblocking ones all posted at once "
                         "(docs/halo-timelines.md). Measured: one exchange's makespan in the trace over one "
                         "transfer time (the trace's shortest blocking send, else the other traces', else "
-                        "α + nβ). Predicted time: steps x (α + nβ) of the pingpong fit ('-' without one).")])
+                        "α + nβ). Predicted time: steps x (α + nβ) of the pingpong fit ('-' without one)." +
+                        contended)])
 
 
 def run_model(df: pd.DataFrame, stat: str, out_fmt: str, alpha_us: float | None = None,

@@ -203,9 +203,7 @@ def banners(runs: list[Run], warns: list[str], df: pd.DataFrame | None = None) -
                        "</ul></div>")
     sims = [r for r in runs if r.simulated]
     if sims:
-        labels = ", ".join(sorted({r.label for r in sims}))
-        out.append(f'<div class="banner sim">SIMULATED RESULTS ({esc(labels)}): times come from a SimGrid SMPI '
-                   "model of a platform, not from real hardware.</div>")
+        out.append(f'<div class="banner sim">{esc(simulated_banner(sims))}</div>')
     over = [r for r in runs if r.oversubscribed]
     if over:
         out.append(f'<div class="banner oversubscribed">{esc(oversubscribed_banner(over))}</div>')
@@ -231,6 +229,14 @@ def oversubscribed_banner(runs: list[Run]) -> str:
             f"({', '.join(names[:6])}{' …' if len(names) > 6 else ''}): their times are figures of the operating "
             f"system's scheduler, not of MPI; every finding and verdict from them is marked "
             f"{OVERSUBSCRIBED.strip()}")
+
+
+def simulated_banner(runs: list[Run]) -> str:
+    """The line about simulated runs, naming the platform model each rests on (the JSON's platform.name)."""
+    labels = ", ".join(sorted({r.label for r in runs}))
+    models = sorted({str((r.meta.get("platform") or {}).get("name", "")) for r in runs} - {""})
+    return (f"SIMULATED RESULTS ({labels}): times come from a SimGrid SMPI model of a platform"
+            + (f" ({', '.join(models)}: platforms/, docs/simulate.md)" if models else "") + ", not from real hardware.")
 
 
 def busy_banner(runs: list[Run]) -> str:

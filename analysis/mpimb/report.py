@@ -66,7 +66,7 @@ def write_report(runs: list[Run], df: pd.DataFrame, out: Path, stat: str, warns:
     sub = esc(f"{', '.join(programs)} · {', '.join(libs)} · {', '.join(map(str, nprocs))} ranks · "
               f"{len(df)} results · statistic: {stat}")
     traced = timelines(runs, warns := list(warns))
-    body = ["<main>", banners(runs, warns, df), findings_html(findings(df))]
+    body = ["<main>", banners(runs, warns, df), findings_html(findings(df, runs=runs))]
     toc = ['<section><h2>Contents</h2><nav class="toc"><ul>']
     if len(body[-1]):
         toc.append('<li><a href="#findings">Findings</a></li>')

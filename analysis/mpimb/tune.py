@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .judge import Finding, few_launches, plain, tail, verdict
-from .keys import param_values, split_sync, without_param
+from .keys import launch_parts, param_values, split_sync, without_param
 from .launches import MIN_LAUNCHES, Ratio
 from .launches import ratio as launch_ratio
 from .load import Run, frame, groups
@@ -220,9 +220,18 @@ def summary(cs: list[Choice], lib: str) -> Table:
                      "-" if b is None else f"{float(b['time_median_s']) / float(c.default['time_median_s']):.2f}",
                      "-" if b is None else tail(b, c.default), c.algorithm])
     note = "chosen: the fastest where its advantage is outside the noise, else the library's own choice"
+    # (the collective, ranks and bytes open every block where the text wraps: a block names its rows)
     return Table(f"tune ({lib}): the library's own choice against its fastest algorithm, time per call in µs",
                  ["collective", "ranks", "bytes", "own choice", "fastest other", "fastest / own", "verdict", "chosen"],
-                 rows, [], [note])
+                 rows, [], [note], keys=3)
+
+
+def unchanged(cs: list[Choice], out: Path) -> str:
+    """The line that says the file changes nothing, where every choice is the library's own ('' otherwise)."""
+    if any(c.called for c in cs):
+        return ""
+    return (f"every choice is the library's own (no algorithm beat it outside the noise): {out} changes nothing the "
+            f"library would not do without it\n")
 
 
 def _write(path: Path, text: str) -> None:
@@ -257,7 +266,7 @@ def tune(runs: list[Run], df: pd.DataFrame, out: Path) -> tuple[str, list[Path]]
                       f"Use: MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE={out.resolve()}\n"))
     for p, text in files:
         _write(p, text)
-    return summary(cs, lib).render("text"), [p for p, _ in files]
+    return summary(cs, lib).render("text") + unchanged(cs, out), [p for p, _ in files]
 
 
 # ---------------------------------------------------------------- the loop closed: default against tuned
@@ -321,8 +330,7 @@ def launch_index(d: pd.DataFrame) -> np.ndarray:
     launch without the file is paired with the k-th with it (else by start time)."""
     if "launch" not in d:
         return np.full(len(d), np.nan)
-    idx = d["launch"].astype(str).str.rpartition("#")[2]
-    return pd.to_numeric(idx.where(d["launch"].astype(str).str.contains("#", regex=False)), errors="coerce").to_numpy()
+    return pd.to_numeric(launch_parts(d["launch"])[1], errors="coerce").to_numpy()
 
 
 def tuned_tables(t: list[Tuned], ctx: str) -> list[Table]:

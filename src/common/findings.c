@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* MPIMB_REPORT (a path, or "none"), else beside the program: installed
+/* MPIMB_REPORT (a path, or "none"; scripts/simulate sets it: a simulated
+ * program is SimGrid's smpimain, and nothing lies beside that), else beside
+ * the program: installed
  * (bin/mpimb-report), the source tree's root (.venv) or its build/LIB/bin,
  * else PATH.  0 found, 1 not found, -1 not wanted. */
 static int locate(char *out, size_t len)
@@ -47,6 +49,13 @@ void mb_findings_after(const char *prog, const char *csv_path)
     int where = locate(cmd, sizeof cmd);
     if (where < 0) return;
     fflush(NULL);
+#ifdef MB_SIMULATED
+    /* the findings describe a model, not a machine: say which (scripts/simulate names it) */
+    const char *pname = getenv("MPIMB_PLATFORM"), *pfile = getenv("MPIMB_PLATFORM_FILE");
+    printf("\nSimulated (SimGrid SMPI): these findings rest on the platform model %s (%s), not on a measured "
+           "machine.\n", pname && *pname ? pname : "(unnamed)", pfile && *pfile ? pfile : "platform file not named");
+    fflush(stdout);
+#endif
     if (where > 0) {
         printf("\nFindings: mpimb-report findings %s (the analysis package is not installed here: make venv, "
                "or make install)\n", csv_path);

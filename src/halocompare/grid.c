@@ -1,6 +1,7 @@
 /* Communicators as rank -> grid-position maps, and the neighbour map. */
 #include "halo.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,37 @@ static int node_key(const struct mb_run *run, int ndims, const int dims[], char 
     return nd->node * nd->ppn + nd->local_rank;
 }
 
+#ifdef MB_SIMULATED
+const char *halo_sim_cart_why = HALO_SIM_CART_NA;
+
+/* SMPI's MPI_Cart_create ignores reorder.  A platform may carry a model of
+ * its machine's mapping (scripts/simulate passes it): "fold", a model of
+ * IBM's BG/L topology mapping for a 2-D grid on a partition of PX x PY x PZ
+ * nodes with T processes each, placed XYZT or TXYZ: the grid's columns along
+ * x, its rows through the node's processes, then y and z back and forth, so
+ * that every grid neighbour is on the same node or one hop away.  Returns
+ * rank's position in that grid, or -1 (and the reason) where it does not
+ * apply. */
+static int sim_cart_key(int rank, int size, int ndims, const int dims[], const char **why)
+{
+    const char *model = getenv("MPIMB_SIM_CART"), *part = getenv("MPIMB_SIM_PARTITION"),
+               *map = getenv("MPIMB_SIM_MAPPING"), *ppn_s = getenv("MPIMB_SIM_PPN");
+    *why = HALO_SIM_CART_NA;
+    if (!model || strcmp(model, "fold") || !part || !map || !ppn_s) return -1;
+    int p[3] = {0, 0, 0}, t = atoi(ppn_s);
+    if (sscanf(part, "%d,%d,%d", &p[0], &p[1], &p[2]) != 3 || t < 1) return -1;
+    int nodes = p[0] * p[1] * p[2];
+    *why = HALO_SIM_CART_NA ", and the platform's model of its machine's mapping (fold) covers a 2-D grid "
+                            "of (partition y*z*processes per node) x (partition x) filling the partition";
+    if (ndims != 2 || size != nodes * t || dims[1] != p[0] || dims[0] != p[1] * p[2] * t) return -1;
+    *why = NULL;
+    int xyzt = !strcmp(map, "XYZT"), n = xyzt ? rank % nodes : rank / t, me = xyzt ? rank / nodes : rank % t;
+    int x = n % p[0], y = n / p[0] % p[1], z = n / (p[0] * p[1]);
+    int row = z * p[1] + (z % 2 ? p[1] - 1 - y : y); /* back and forth through y, z */
+    return (row * t + me) * dims[1] + x;
+}
+#endif
+
 MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int ndims, int periodic,
                           unsigned long seed, char *note, size_t len)
 {
@@ -108,6 +140,18 @@ MPI_Comm halo_comm_create(enum comm_kind kind, const struct mb_run *run, int ndi
         break;
     case COMM_CART: {
         int periods[MAXDIM] = {periodic, periodic, periodic}, crank, moved;
+#ifdef MB_SIMULATED
+        int skey = sim_cart_key(rank, size, ndims, dims, &halo_sim_cart_why);
+        if (skey >= 0) { /* the platform's model of the machine's reorder: the same grid, ranks placed by it */
+            MPI_Comm_split(MPI_COMM_WORLD, 0, skey, &c);
+            MPI_Comm_rank(c, &crank);
+            int me = crank != rank;
+            MPI_Allreduce(&me, &moved, 1, MPI_INT, MPI_SUM, world);
+            snprintf(note, len, "%d of %d ranks (simulated: the platform's model of its MPI's mapping, %s)", moved,
+                     size, getenv("MPIMB_SIM_CART"));
+            return c;
+        }
+#endif
         MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 1, &c);
         MPI_Comm_rank(c, &crank);
         int me = crank != rank;

@@ -103,6 +103,15 @@ void halo_buffers_bind(struct halo *h);
 
 /* grid.c */
 enum comm_kind { COMM_WORLD, COMM_DUP, COMM_EVENODD, COMM_CART, COMM_NODE, COMM_RANDOM, NCOMM };
+/* A cart row's reason in simulation: SimGrid SMPI (3.32, smpi_topo.cpp)
+ * ignores MPI_Cart_create's reorder, so its cart is world renamed. */
+#define HALO_SIM_CART_NA "SimGrid SMPI's MPI_Cart_create ignores reorder (cart would be world)"
+#ifdef MB_SIMULATED
+/* the reason cart rows are n/a, or NULL where the platform's model of the
+ * machine's mapping placed the cart ranks (grid.c) */
+extern const char *halo_sim_cart_why;
+#endif
+
 extern const char *const halo_comm_names[NCOMM];
 /* The stencils of ndims dimensions: faces (2 ndims neighbours) and all
  * (3^ndims - 1); the same number in 1-D.  halo_stencils: every count, ascending. */

@@ -423,6 +423,9 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
                 mb_param_opt(run, row, "assert");
             }
             if (ck == COMM_RANDOM) mb_param_opt(run, row, "seed");
+#ifdef MB_SIMULATED
+            if (ck == COMM_CART && !halo_sim_cart_why) mb_param(row, "cart_model", "%s", getenv("MPIMB_SIM_CART"));
+#endif
             if (halo_method_in(halo_partitioned_methods, methods[i]->name))
                 mb_param(row, "partitions", "%d", base->partitions);
             row->sent_bytes = sent;
@@ -437,7 +440,13 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
                 halo_array_bind(&x->h, pk);
             else
                 halo_buffers_bind(&x->h);
-            const char *why = methods[i]->setup ? methods[i]->setup(&x->h) : NULL;
+            const char *why = NULL;
+#ifdef MB_SIMULATED
+            /* SMPI's MPI_Cart_create ignores reorder: cart would be world under another name,
+             * unless the platform models the machine's mapping (grid.c) */
+            if (ck == COMM_CART) why = halo_sim_cart_why;
+#endif
+            if (!why && methods[i]->setup) why = methods[i]->setup(&x->h);
             if (why) {
                 mb_na(run, row, "%s", why);
                 mb_end(run, row);

@@ -405,7 +405,7 @@ void thr_master_worker(struct thr *c)
             for (int w = 0; w <= W; w++) f.displs[w] = w ? (w - 1) * (int)f.cap : 0;
         for (int m = 0; m < MW_NMETH; m++) {
             struct mb_row row;
-            mb_row_init(&row, "master-worker", thr_mw_names[m]);
+            mb_row_init(&row, thr_test_names[T_MASTER_WORKER], thr_mw_names[m]);
             snprintf(row.comm, sizeof row.comm, "farm");
             row.bytes = (long long)f.bs;
             row.threads = m == COMM_THREADS ? W : m == WORKER_OVERLAP ? 2 : 1;

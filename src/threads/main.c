@@ -7,8 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const thr_test_names[NTESTS] = {"overhead-latency", "overhead-bw", "latency-mt", "bw-mt", "msgrate-mt",
-                                            "short-long", "overlap", "coll-mt", "master-worker"};
+#define THR_TEST_NAME(e, s) [e] = s,
+const char *const thr_test_names[NTESTS] = {THR_TESTS(THR_TEST_NAME)};
+#undef THR_TEST_NAME
+/* --tests' list: ",a,b,..." from the one table, without its first comma */
+#define THR_TEST_LIST(e, s) "," s
+static const char test_list[] = THR_TESTS(THR_TEST_LIST);
+#undef THR_TEST_LIST
 
 enum { MAX_WORKERS = 1023 };
 static int level_idx = 3, level = MPI_THREAD_MULTIPLE, bind, work_idx;
@@ -23,9 +28,7 @@ static const struct mb_option options[] = {
     {"level", 0, MB_OPT_CHOICE, &level_idx, 0, 0, MB_THREAD_LEVEL_WORDS,
      "thread level requested in MPI_Init_thread (multiple); the provided one is in the CSV"},
     {"threads", 't', MB_OPT_INT, &nthreads, 1, 1024, NULL, "threads per process T, and processes per side to compare (2)"},
-    {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0,
-     "overhead-latency,overhead-bw,latency-mt,bw-mt,msgrate-mt,short-long,overlap,coll-mt,master-worker",
-     "tests to run (default: all)"},
+    {"tests", 0, MB_OPT_LIST, &sel_tests, 0, 0, test_list + 1, "tests to run (default: all)"},
     {"pairing", 0, MB_OPT_LIST, &sel_pairing, 0, 0, "tags,comms",
      "how threads of a pair are told apart: distinct tags on one communicator, or one communicator per thread "
      "(default: both)"},

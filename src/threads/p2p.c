@@ -173,7 +173,7 @@ void thr_overhead(struct thr *c, int bw)
     struct mb_sweep sw = {0};
     for (size_t b = lo; b <= hi; b = mb_next_size(b)) {
         struct mb_row row;
-        mb_row_init(&row, bw ? "overhead-bw" : "overhead-latency", mb_thread_level_name(run->thread_level_req));
+        mb_row_init(&row, thr_test_names[bw ? T_OVH_BW : T_OVH_LAT], mb_thread_level_name(run->thread_level_req));
         snprintf(row.comm, sizeof row.comm, "shared");
         row.bytes = (long long)b;
         row.threads = 1;
@@ -324,7 +324,7 @@ void thr_short_long(struct thr *c)
     struct mb_run *run = c->run;
     for (int with = 0; with < 2; with++) {
         struct mb_row row;
-        mb_row_init(&row, "short-long", with ? "with-long" : "alone");
+        mb_row_init(&row, thr_test_names[T_SHORT_LONG], with ? "with-long" : "alone");
         snprintf(row.comm, sizeof row.comm, "shared");
         row.bytes = (long long)c->short_size;
         row.threads = with ? 2 : 1;

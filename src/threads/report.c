@@ -45,10 +45,10 @@ static double shown(const struct thr *c, const struct mb_row *r)
 {
     double t = tval(c, r);
     if (!(t > 0)) return 0;
-    int pairs = !strcmp(r->test, "overhead-bw") ? 1 : r->threads;
-    if (!strcmp(r->test, "bw-mt") || !strcmp(r->test, "overhead-bw"))
+    int pairs = thr_test_is(r->test, T_OVH_BW) ? 1 : r->threads;
+    if (thr_test_is(r->test, T_BW_MT) || thr_test_is(r->test, T_OVH_BW))
         return (double)r->bytes * (double)c->window * pairs / t / 1e6;
-    if (!strcmp(r->test, "msgrate-mt")) return (double)c->window * pairs / t / 1e6;
+    if (thr_test_is(r->test, T_RATE_MT)) return (double)c->window * pairs / t / 1e6;
     return t * 1e6;
 }
 
@@ -66,7 +66,7 @@ char *thr_fmt(const char *f, double v)
 
 static const char *unit(const char *test)
 {
-    return strstr(test, "bw") ? "MB/s" : !strcmp(test, "msgrate-mt") ? "Mmsg/s" : "us";
+    return strstr(test, "bw") ? "MB/s" : thr_test_is(test, T_RATE_MT) ? "Mmsg/s" : "us";
 }
 
 void thr_report(const struct thr *c)
@@ -97,7 +97,7 @@ void thr_report(const struct thr *c)
     mb_table_new(&t, 6, h2);
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
-        if (!strstr(r->test, "-mt") || !strcmp(r->test, "coll-mt") || strcmp(r->method, "processes")) continue;
+        if (!strstr(r->test, "-mt") || thr_test_is(r->test, T_COLL_MT) || strcmp(r->method, "processes")) continue;
         char **row = mb_table_row(&t);
         row[0] = strdup(r->test);
         row[1] = thr_fmt("%.0f", (double)r->bytes);
@@ -110,11 +110,12 @@ void thr_report(const struct thr *c)
 
     static const char *const h3[] = {"test", "method", "value", "unit", "cpu %", "note"};
     mb_table_new(&t, 6, h3);
-    const struct mb_row *alone = thr_find(run, "short-long", "alone", -1, NULL),
-                       *with = thr_find(run, "short-long", "with-long", -1, NULL);
+    const struct mb_row *alone = thr_find(run, thr_test_names[T_SHORT_LONG], "alone", -1, NULL),
+                       *with = thr_find(run, thr_test_names[T_SHORT_LONG], "with-long", -1, NULL);
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
-        if (strcmp(r->test, "short-long") && strcmp(r->test, "overlap") && strcmp(r->test, "coll-mt")) continue;
+        if (!thr_test_is(r->test, T_SHORT_LONG) && !thr_test_is(r->test, T_OVERLAP) && !thr_test_is(r->test, T_COLL_MT))
+            continue;
         if (strstr(r->params, "placement=")) continue; /* the placement table's */
         char **row = mb_table_row(&t);
         row[0] = strdup(r->test);
@@ -127,7 +128,7 @@ void thr_report(const struct thr *c)
         if (r == with && alone && !alone->na && !with->na && tval(c, alone) > 0) {
             pct = 100 * (tval(c, with) / tval(c, alone) - 1);
             f = "%+.0f%% vs alone";
-        } else if (!strcmp(r->test, "overlap") && !r->na) {
+        } else if (thr_test_is(r->test, T_OVERLAP) && !r->na) {
             pct = !strcmp(r->method, "plain") ? c->ov.plain : !strcmp(r->method, "comm-thread") ? c->ov.thread_test
                   : !strcmp(r->method, "comm-thread-wait")                                 ? c->ov.thread_wait
                                                                                            : -1e300;

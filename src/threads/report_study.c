@@ -83,7 +83,7 @@ void thr_report_master_worker(const struct thr *c)
 {
     const struct mb_run *run = c->run;
     int any = 0;
-    for (int i = 0; i < run->nrows && !any; i++) any = !strcmp(run->rows[i].test, "master-worker");
+    for (int i = 0; i < run->nrows && !any; i++) any = thr_test_is(run->rows[i].test, T_MASTER_WORKER);
     if (!any) return;
     enum { PER = 5 };
     const int ncols = 1 + PER * MW_NMETH;
@@ -102,8 +102,8 @@ void thr_report_master_worker(const struct thr *c)
         char **row = mb_table_row(&t);
         row[0] = strdup(w);
         for (int m = 0; m < MW_NMETH; m++) {
-            const struct mb_row *r = find(run, "master-worker", thr_mw_names[m], "workers", w);
-            double v = tval(c, r), one = tval(c, find(run, "master-worker", thr_mw_names[m], "workers", "1"));
+            const struct mb_row *r = find(run, thr_test_names[T_MASTER_WORKER], thr_mw_names[m], "workers", w);
+            double v = tval(c, r), one = tval(c, find(run, thr_test_names[T_MASTER_WORKER], thr_mw_names[m], "workers", "1"));
             char **cell = row + 1 + PER * m;
             cell[0] = mb_cell(r, v > 0 ? (double)c->blocks / v : 0);
             cell[1] = mb_cell(r, v > 0 ? (double)c->blocks * (double)c->block_size / v / 1e6 : 0);

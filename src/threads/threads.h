@@ -7,11 +7,22 @@
 #ifndef THREADS_H
 #define THREADS_H
 
+#include <string.h>
+
 #include "mb.h"
 #include "team.h"
 
-enum { T_OVH_LAT, T_OVH_BW, T_LAT_MT, T_BW_MT, T_RATE_MT, T_SHORT_LONG, T_OVERLAP, T_COLL_MT, T_MASTER_WORKER, NTESTS };
+/* The tests, once: their index, their name (the CSV's test column, --tests). */
+#define THR_TESTS(X)                                                                                              \
+    X(T_OVH_LAT, "overhead-latency") X(T_OVH_BW, "overhead-bw") X(T_LAT_MT, "latency-mt") X(T_BW_MT, "bw-mt")     \
+    X(T_RATE_MT, "msgrate-mt") X(T_SHORT_LONG, "short-long") X(T_OVERLAP, "overlap") X(T_COLL_MT, "coll-mt")       \
+    X(T_MASTER_WORKER, "master-worker")
+#define THR_TEST_ENUM(e, s) e,
+enum { THR_TESTS(THR_TEST_ENUM) NTESTS };
+#undef THR_TEST_ENUM
 extern const char *const thr_test_names[NTESTS];
+/* Whether a row's test column names test t. */
+static inline int thr_test_is(const char *test, int t) { return !strcmp(test, thr_test_names[t]); }
 enum { MW_NMETH = 3 };
 extern const char *const thr_mw_names[MW_NMETH]; /* mpi-only comm-threads worker-overlap */
 enum { PL_NMETH = 3 };

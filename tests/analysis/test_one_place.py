@@ -66,6 +66,18 @@ def test_params_are_parsed_in_one_place() -> None:
     assert list(d["sync"]) == ["window", "", "barrier", ""] and d["params"].iloc[0] == "a=1;window=64"
 
 
+def test_tests_and_scripts_parse_params_through_the_schema() -> None:
+    """tests/, scripts/ and bench/ read a row's params with schema.parse_params too: no params string is split
+    by hand (`r["params"].split(";")`), which would miss the parser's escaping and checks."""
+    hand = re.compile(r"""params["']\]\s*\.split\(|\.split\(["'];["']\)\)|params["']\]\.split\(["']\w+=""")
+    files = [p for d in ("tests", "scripts", "bench") for p in sorted((ROOT / d).rglob("*"))
+             if p.is_file() and (p.suffix == ".py" or p.read_bytes()[:40].startswith(b"#!/usr/bin/env python"))]
+    bad = [f"{p.relative_to(ROOT)}:{i}" for p in files
+           for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+           if hand.search(line) and p.name != "test_one_place.py"]
+    assert files and bad == []
+
+
 def test_method_families_cover_halocompare() -> None:
     """Every method in halocompare's C method tables has a family in the schema's vocabulary; the
     neighbourhood collectives are neither point-to-point nor one-sided."""

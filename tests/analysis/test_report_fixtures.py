@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 import shutil
@@ -152,6 +153,14 @@ def test_simulated_is_labelled(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert r.rc == 0
     page = (tmp_path / "r.html").read_text()
     assert 'class="banner sim"' in page and "SIMULATED RESULTS (bgl-sim)" in page
+    # the banner names the platform model a simulated run rests on (its JSON's platform.name)
+    d = tmp_path / "named"
+    shutil.copytree(SIM, d)
+    for j in d.glob("*.json"):
+        j.write_text(json.dumps({**json.loads(j.read_text()), "platform": {"name": "torus-bgl-64"}}))
+    assert cli("report", str(d), "-o", str(tmp_path / "n.html"), capsys=capsys).rc == 0
+    assert "SIMULATED RESULTS (bgl-sim): times come from a SimGrid SMPI model of a platform (torus-bgl-64: " in \
+        html.unescape((tmp_path / "n.html").read_text())
     assert cli("report", real, "-o", str(tmp_path / "a.html"), capsys=capsys).rc == 0
     assert "banner sim" not in (tmp_path / "a.html").read_text()
 

@@ -10,12 +10,13 @@ against plain overlap, the best master-worker version against mpi-only at the mo
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..judge import pair, ratio, us
+from ..judge import BUSY, OVERSUBSCRIBED, judgement, pair, ratio, us
 from ..keys import MACHINE, VARIANT, param_numbers, param_values
 from ..load import groups
 from ..plotting import Plot, log_y, per_test, pyplot, save
@@ -86,10 +87,57 @@ def placement(t: pd.DataFrame, ctx: str) -> Table:
                  groups=[("", 1)] + [(p, 2) for p in places])
 
 
+LEVELS = tuple(schema.thread_levels())  # the requested levels, lowest first
+SHORT = {"called": "outside the noise", "noise": "within the noise"}  # else: not judged
+
+
+def overhead(d: pd.DataFrame, ctx: str) -> Table | None:
+    """What a single-threaded ping-pong pays for the thread level it requested (scripts/thread-overhead: the
+    per-level runs of one machine, each its own launch): per overhead test and size, µs per message per
+    requested level (bandwidth: window time / window), MULTIPLE - SINGLE, and MULTIPLE / SINGLE with the one
+    judge's verdict (judge.judgement: across launches, paired per launch where scripts/launches alternated
+    them); a note per row gives the verdict's interval, one per level the library provided otherwise."""
+    t = d[d["test"].str.startswith("overhead") & d["method"].isin(LEVELS) & d["time_median_s"].notna()]
+    if not ({"single", "multiple"} <= set(t["method"])):
+        return None
+    window = param_numbers(t["params"], "window").where(t["test"] == "overhead-bw").fillna(1.0)
+    # latency before bandwidth, each by size: the rows and their notes in one order
+    t = t.assign(us=t["time_median_s"] * 1e6 / window, bw=t["test"] != "overhead-latency")
+    t = t.sort_values(["bw", "test", "bytes"], kind="stable")
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for (test, nbytes), g in t.groupby(["test", "bytes"], sort=False):
+        size = f"{float(nbytes):.0f}"  # type: ignore[arg-type]
+        one = g.drop_duplicates("method").set_index("method")
+        by = {str(lv): cast(pd.Series, one.loc[lv]) for lv in one.index}
+        cells = [str(test), size] + [f"{float(by[lv]['us']):.3f}" if lv in by else "-" for lv in LEVELS]
+        if "single" in by and "multiple" in by:
+            m, s = by["multiple"], by["single"]
+            j = judgement(m, s)
+            diff = float(m["us"]) - float(s["us"])
+            cells += [f"{diff:+.3f}", f"{100 * diff / float(s['us']):+.1f}%", f"{j.factor:.3f}",
+                      SHORT.get(j.verdict, "not judged")]
+            notes.append(f"{test} {size} B: MULTIPLE / SINGLE {j.words}")
+        else:
+            cells += ["-"] * 4
+        rows.append(cells)
+    provided = t.groupby("method")["thread_level"].unique()
+    # the marks the findings carry, for the whole table: a run of it was oversubscribed or on a busy machine
+    notes += [mark.strip() for mark, col in ((OVERSUBSCRIBED, "oversubscribed"), (BUSY, "busy"))
+              if col in t and bool(t[col].any())]
+    notes += [f"requested {lv}, the library provided {', '.join(sorted(map(str, p)))}"
+              for lv, p in provided.items() if set(p) != {lv}]
+    return Table(f"threads thread-level overhead: µs per message per requested level, MULTIPLE against SINGLE — "
+                 f"{ctx}", ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE µs", "%", "M/S", "verdict"], rows,
+                 notes=notes, keys=2)
+
+
 def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
     mw = d["test"] == "master-worker"
     pl = (d["test"] == "overlap") & (param_values(d["params"], "placement") != "")
     out = test_tables(d[~mw & ~pl], ctx) if (~mw & ~pl).any() else []
+    if (o := overhead(d, ctx)) is not None:
+        out.append(o)
     if pl.any():
         out.append(placement(d[pl], ctx))
     if mw.any():

@@ -1,0 +1,203 @@
+"""The machine models of issue 46 (platforms/bgl-*.xml, xt*-1024.xml):
+
+- each platform file states its machine's facts (shape, link rates, injection
+  limit, rank-to-node mapping, ranks per node) and scripts/simulate places the
+  ranks as it says (XYZT: every node's first process, then every node's second);
+- a simulated `cart` is either placed by the platform's model of its
+  machine's mapping (mpimb/cart, labelled in the row's params and the
+  metadata) or n/a with the reason (SMPI's MPI_Cart_create ignores reorder),
+  never world under another name;
+- the talk's central lesson on the BG/L model at 64 ranks: even/odd is slower
+  than world (simulated time is deterministic: a correctness check of the
+  model, not a timing threshold);
+- a simulated run ends with its findings, under a line naming the platform model;
+- bench/simulated's committed BG/L run beside the published set in
+  `mpimb-report compare`: both shown, each marked.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, Run, report
+from test_simulate import (
+    PLATFORMS,
+    SIMULATE,
+    check_simulated_meta,
+    needs_smpi,
+    sim_run,
+    simulate,
+)
+
+# name: (torus, partition, kind, ppn, mapping, link bandwidth, limiter)
+FACTS = {
+    "bgl-cop-64": ("16,8,4", "8,4,2", "mesh", 1, "XYZT", "175MBps", None),
+    "bgl-cop-64-cube": ("8,8,8", "4,4,4", "mesh", 1, "XYZT", "175MBps", None),
+    "bgl-vn-128": ("16,8,4", "8,4,2", "mesh", 2, "XYZT", "175MBps", None),
+    "bgl-cop-1024": ("8,8,16", "8,8,16", "torus", 1, "XYZT", "175MBps", None),
+    "xt3-1024": ("8,8,16", "8,8,16", "torus", 1, "TXYZ", "3.8GBps", "1.1GBps"),
+    "xt4-1024": ("8,8,8", "8,8,8", "torus", 2, "TXYZ", "3.8GBps", "2GBps"),
+    "xt4-sn-1024": ("8,8,16", "8,8,16", "torus", 1, "TXYZ", "3.8GBps", "2GBps"),
+}
+BGL_ARGS = ("--count", "2048", "--reps", "1", "--max-reps", "1", "--min-rep-time", "0")
+
+
+def cluster(name: str) -> tuple[ET.Element, dict[str, str], dict[str, str]]:
+    root = ET.parse(PLATFORMS / f"{name}.xml").getroot()
+    c = next(root.iter("cluster"))
+    props = {p.get("id", ""): p.get("value", "") for p in c.iter("prop")}
+    config = {p.get("id", ""): p.get("value", "") for p in root.iter("config") for p in p.iter("prop")}
+    return c, props, config
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_platform_states_its_machine(name: str) -> None:
+    torus, part, kind, ppn, mapping, bw, limiter = FACTS[name]
+    c, props, config = cluster(name)
+    text = (PLATFORMS / f"{name}.xml").read_text()
+    assert c.get("topology") == "TORUS" and c.get("topo_parameters") == torus
+    assert c.get("bw") == bw and c.get("sharing_policy") == "SPLITDUPLEX"  # per direction
+    assert c.get("limiter_link") == limiter
+    assert props["mpimb/partition"] == part and props["mpimb/partition_kind"] == kind
+    assert props["mpimb/mapping"] == mapping and props["mpimb/ppn"] == str(ppn)
+    assert props.get("mpimb/cart") == ("fold" if name.startswith("bgl") else None)  # a model of BG/L's mapping
+    dims = [int(v) for v in torus.split(",")]
+    block = [int(v) for v in part.split(",")]
+    nodes = 1
+    for b in block:
+        nodes *= b
+    if kind == "mesh":  # no route inside the block may take a wrap-around link: SimGrid goes the short way
+        assert all(d >= 2 * b for d, b in zip(dims, block))
+    else:
+        assert block == dims
+    if ppn > 1:  # two processes of a node must have a path between them
+        assert c.get("loopback_bw")
+    assert config["smpi/lat-factor"] == "0:1" and config["smpi/bw-factor"] == "0:1"
+    if name.startswith("bgl"):
+        assert config["smpi/send-is-detached-thresh"] == "1000"  # BGLMPI_EAGER
+        assert c.get("lat") == "100ns" and "Adiga" in text and "FITTED" in text
+        assert nodes == (1024 if "1024" in name else 64)
+    else:
+        assert c.get("lat") == "50ns" and "Brightwell" in text and "Nothing is fitted" in text
+        assert nodes * ppn == 1024
+    assert "sources:" in text and "Not modelled" in text
+
+
+def test_bgl_models_share_one_fitted_figure() -> None:
+    """One fitted parameter (the cores' FIFO cost per byte), the same in every BG/L model."""
+    costs = {cluster(n)[2]["smpi/ois"] for n in FACTS if n.startswith("bgl")}
+    assert len(costs) == 1
+    (cost,) = costs
+    assert all(cluster(n)[2][k] == cost for n in FACTS if n.startswith("bgl") for k in ("smpi/os", "smpi/or"))
+
+
+@pytest.mark.parametrize(
+    ("prop", "message"),
+    [
+        ('<prop id="mpimb/partition" value="8,8,17"/>', "is not a block of a TORUS cluster"),
+        ('<prop id="mpimb/partition" value="x"/>', "is not a block of a TORUS cluster"),
+        ('<prop id="mpimb/mapping" value="ZYXT"/>', "mpimb/mapping must be TXYZ or XYZT"),
+        ('<prop id="mpimb/ppn" value="0"/>', "mpimb/ppn must be a positive integer"),
+    ],
+)
+def test_bad_model_properties(tmp_path: Path, prop: str, message: str) -> None:
+    text = (PLATFORMS / "bgl-cop-1024.xml").read_text()
+    start = text.index('    <prop id="mpimb/partition"')
+    end = text.index("  </cluster>")
+    bad = tmp_path / "bad.xml"
+    bad.write_text(text[:start] + "    " + prop + "\n" + text[end:])
+    p = simulate("halocompare", "-n", "4", "--platform", str(bad), "--dry-run", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
+
+
+@needs_smpi
+def test_bgl_64_cart_modelled_and_evenodd_slower(tmp_path: Path) -> None:
+    """The co-processor model at the talk's 64 processes: cart is placed by the
+    platform's model of BG/L's mapping (the 8x8 grid folded onto 8x4x2: rows 4-7
+    run back through y, 32 ranks moved), labelled so; even/odd is slower than
+    world (the talk's lesson); all verified; the settings the figures rest on
+    are in the JSON."""
+    run = sim_run("halocompare", 64, "bgl-cop-64", "--comms", "world,evenodd,cart", "--methods", "irecv-isend",
+                  "--neighbors", "4", "--periodic", "no", "--tests", "halo", "--verify", *BGL_ARGS,
+                  out=tmp_path / "h.csv")
+    meta = check_simulated_meta(run, "bgl-cop-64")
+    rows = {r["comm"]: r for r in run.rows()}
+    assert "cart_model=fold" in rows["cart"]["params"].split(";")
+    assert all(r["verified"] == "yes" and float(r["mbps"]) > 0 for r in rows.values())
+    assert float(rows["evenodd"]["mbps"]) < float(rows["world"]["mbps"])
+    note = "32 of 64 ranks (simulated: the platform's model of its MPI's mapping, fold)"
+    assert meta["halocompare"]["cart_reordered"]["non_periodic"] == note
+    assert f"moved {note}" in run.stdout
+    config = meta["platform"]["smpi_config"].split()
+    for setting in ("smpi/send-is-detached-thresh:1000", "mpimb/partition:8,4,2", "mpimb/mapping:XYZT",
+                    "placement:XYZT,ppn=1"):
+        assert setting in config
+
+
+@needs_smpi
+def test_cart_na_where_the_model_does_not_apply(tmp_path: Path) -> None:
+    """On the 4x4x4 block the 8x8 grid's rows are not the partition's x: the fold
+    model does not apply, and cart is n/a with both reasons, not world."""
+    run = sim_run("halocompare", 64, "bgl-cop-64-cube", "--comms", "world,cart", "--methods", "irecv-isend",
+                  "--neighbors", "4", "--periodic", "no", "--tests", "halo", *BGL_ARGS, out=tmp_path / "q.csv")
+    rows = {r["comm"]: r for r in run.rows()}
+    why = rows["cart"]["stop_reason"]
+    assert why.startswith("n/a: SimGrid SMPI's MPI_Cart_create ignores reorder (cart would be world), and the "
+                          "platform's model of its machine's mapping (fold) covers"), why
+    assert rows["cart"]["mbps"] == "" and "cart_model" not in rows["cart"]["params"]
+    assert float(rows["world"]["mbps"]) > 0
+
+
+@needs_smpi
+def test_bgl_virtual_node_placement(tmp_path: Path) -> None:
+    """Virtual-node mode, XYZT: rank r on node r mod 64, the 64 nodes being the
+    8x4x2 block of the 16x8x4 torus, x fastest; the lesson holds there too."""
+    run = sim_run("halocompare", 128, "bgl-vn-128", "--comms", "world,evenodd,cart", "--methods", "irecv-isend",
+                  "--neighbors", "4", "--periodic", "no", "--tests", "halo", *BGL_ARGS, out=tmp_path / "v.csv")
+    meta = check_simulated_meta(run, "bgl-vn-128")
+    assert meta["nnodes"] == 64 and meta["ppn"] == 2
+    host = {r["rank"]: r["host"] for r in meta["ranks"]}
+
+    def node(x: int, y: int, z: int) -> str:
+        return f"bgl-{x + 16 * (y + 8 * z)}"
+
+    block = [node(x, y, z) for z in range(2) for y in range(4) for x in range(8)]
+    assert [host[r] for r in range(128)] == block + block
+    rows = {r["comm"]: r for r in run.rows()}
+    assert float(rows["evenodd"]["mbps"]) < float(rows["world"]["mbps"])
+    # the fold: grid row i on the node's core i % 2, row pair i // 2 through y, z: 112 ranks move
+    assert meta["halocompare"]["cart_reordered"]["non_periodic"].startswith("112 of 128 ranks")
+
+
+@needs_smpi
+def test_simulated_run_ends_with_findings_naming_the_model(tmp_path: Path) -> None:
+    """scripts/simulate names the analysis package (the program is SimGrid's
+    smpimain, beside which nothing lies) and the findings say which model."""
+    env = {k: v for k, v in os.environ.items() if k != "MPIMB_REPORT"}
+    out = tmp_path / "f.csv"
+    p = subprocess.run([str(SIMULATE), "halocompare", "-n", "64", "--platform", "bgl-cop-64", "--", "--comms", "world",
+                        "--methods", "irecv-isend", "--neighbors", "4", "--periodic", "no", *BGL_ARGS, "-o", str(out)],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env, check=False)
+    assert p.returncode == 0, p.stderr[-2000:]
+    run = Run(p.returncode, p.stdout, p.stderr, out)
+    assert run.rows()
+    line = f"these findings rest on the platform model bgl-cop-64 ({PLATFORMS / 'bgl-cop-64.xml'})"
+    assert line in p.stdout
+    if (ROOT / ".venv" / "bin" / "mpimb-report").exists():
+        after = p.stdout[p.stdout.index(line):]
+        assert "\nFindings (medians" in after and "not installed" not in p.stdout
+        assert "warning: no findings" not in p.stderr
+
+
+def test_compare_sets_simulated_beside_published(tmp_path: Path) -> None:
+    """The committed bgl-cop-64 run and the talk's tables: one table, simulated and
+    published figures each marked."""
+    sim = ROOT / "bench" / "simulated" / "halocompare-bgl-cop-64-np64.csv"
+    out = report("compare", sim, ROOT / "reference" / "gropp-lusk", "-o", tmp_path / "c.html")
+    assert any(x.startswith("sim-bgl-cop-64 [SIMULATED]") for x in out.splitlines())
+    assert any(x.startswith("BGL-co-processor [PUBLISHED]") for x in out.splitlines())
