@@ -216,6 +216,8 @@ def test_nothing_to_recommend(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     r = cli("recommend", str(d), "-o", str(tmp_path / "x.json"), capsys=capsys)
     assert r.rc == 1 and len(r.err.splitlines()) == 1 and "nothing to recommend" in r.err
     assert not (tmp_path / "x.json").exists()
+    r = cli("recommend", str(d), "-o", str(tmp_path) + "/", capsys=capsys)  # a usage error: before any file is read
+    assert r.rc == 2 and len(r.err.splitlines()) == 1 and "is a directory" in r.err
 
 
 # ------------------------------------------------------------------ a real run per library
