@@ -15,7 +15,8 @@ inside the one launch otherwise, said so); nothing here decides what is outside 
 - the communicator: the communicators of the first recommended option that can be compared (not across
   communicators inside one launch where its objects keep a speed of their own: one-sided windows,
   persistent requests; not at all at 2 processes, where every communicator is the same map).
-Adjacent sizes whose recommendations are the same make one size range; its margin is its weakest size's."""
+Adjacent sizes make one size range while some options, a packing and a communicator are recommended at every
+one of them (those are the range's); its margin is its weakest size's (the least judged, then the smallest)."""
 
 from __future__ import annotations
 
@@ -112,7 +113,8 @@ class Pick:
         return tuple(name(r) for r, _ in self.use)
 
     def margin_factor(self) -> float:
-        return self.margin.factor if self.margin is not None else math.inf
+        """The margin's factor; 1 where no option was called slower (no margin at all)."""
+        return self.margin.factor if self.margin is not None else 1.0
 
     def words(self, most: int = SHOWN) -> str:
         """The recommendation in words: 'a ≈ b' (tied; past `most`, how many more), with what was not judged."""
@@ -178,13 +180,15 @@ class Size:
     comm_note: str
     comm_on: dict[str, Any] | None
 
-    @property
-    def key(self) -> tuple[Any, ...]:
-        return (self.method.names, self.packing.names if self.packing else (),
-                tuple(str(r["comm"]) for r, _ in (self.comm.use if self.comm else ())), self.comm_note)
+    def packing_names(self) -> list[str] | None:
+        return [str(r["packing"]) for r, _ in self.packing.use] if self.packing else None
+
+    def comm_names(self) -> list[str]:
+        return [str(r["comm"]) for r, _ in self.comm.use] if self.comm else [self.comm_note]
 
     def weakness(self) -> tuple[int, float]:
-        return STATUS.index(self.method.status), self.method.margin_factor()
+        """Larger is weaker: the less judged, then the smaller margin."""
+        return STATUS.index(self.method.status), -self.method.margin_factor()
 
 
 def _own_speed(method: str) -> bool:
@@ -223,9 +227,25 @@ def at_size(s: pd.DataFrame, b: float, nprocs: float) -> Size:
     return Size(b, method, packing, comm, note, on)
 
 
+def _in_all(lists: list[list[str]]) -> list[str]:
+    """The names in every list, in the first list's order."""
+    return [x for x in lists[0] if all(x in other for other in lists[1:])]
+
+
+def common(sizes: list[Size]) -> tuple[list[str], list[str] | None, list[str]] | None:
+    """The options, packings (None without a packing pick) and communicators recommended at every one of sizes,
+    or None where one of them is left empty: then the sizes are not one range."""
+    m = _in_all([list(z.method.names) for z in sizes])
+    pks = [z.packing_names() for z in sizes]
+    pk = None if all(x is None for x in pks) else _in_all([x or [] for x in pks])
+    c = _in_all([z.comm_names() for z in sizes])
+    return (m, pk, c) if m and c and pk != [] else None
+
+
 @dataclass
 class Range:
-    """Adjacent sizes of one stencil with the same recommendation; the weakest size speaks for the range."""
+    """Adjacent sizes of one stencil where some options (and a packing and a communicator) are recommended at every
+    size: those are the range's; its weakest size states the margin."""
 
     machine: dict[str, Any]
     stencil: dict[str, Any]
@@ -235,6 +255,26 @@ class Range:
     @property
     def weakest(self) -> Size:
         return max(self.sizes, key=lambda z: z.weakness())
+
+    @property
+    def shared(self) -> tuple[list[str], list[str] | None, list[str]]:
+        got = common(self.sizes)
+        assert got is not None  # (ranges() builds a range only while it has some)
+        return got
+
+    def use(self) -> list[dict[str, Any]]:
+        """The rows of the options recommended at every size (the first size's rows)."""
+        rows = {name(r): r for r, _ in self.sizes[0].method.use}
+        return [rows[n] for n in self.shared[0]]
+
+    def use_words(self) -> str:
+        names = self.shared[0]
+        s = " ≈ ".join(names[:SHOWN]) + (f" (+ {len(names) - SHOWN} more within the noise)"
+                                         if len(names) > SHOWN else "")
+        m = self.weakest.method
+        if m.status in ("not judged", "partly judged"):
+            s += f" ({m.status}: {m.unjudged[0][1].words})"
+        return s
 
     def bytes_text(self) -> str:
         lo, hi = self.sizes[0].bytes, self.sizes[-1].bytes
@@ -247,10 +287,10 @@ class Range:
         return strided_faces_crossed(float(self.machine["nprocs"]), float(self.stencil["dims"]))
 
     def packing_words(self) -> str:
-        p = self.weakest.packing
-        if p is None:
+        p, names = self.weakest.packing, self.shared[1]
+        if p is None or names is None:
             return "—" if self.stencil["layout"] != "array" else "one packing measured"
-        best = " ≈ ".join(str(r["packing"]) for r, _ in p.use)
+        best = " ≈ ".join(names)
         if p.margin is not None and p.next is not None:
             m = p.margin
             best += (f" ({m.factor:.2f}× [{m.lo:.3g}, {m.hi:.3g}] over {p.next['packing']}; each packing at its "
@@ -267,7 +307,7 @@ class Range:
         z = self.weakest
         if z.comm is None:
             return z.comm_note
-        s = " ≈ ".join(str(r["comm"]) for r, _ in z.comm.use)
+        s = " ≈ ".join(self.shared[2])
         m = z.comm.margin
         if m is not None and z.comm.next is not None:
             s += f" ({m.factor:.2f}× [{m.lo:.3g}, {m.hi:.3g}] over {z.comm.next['comm']})"
@@ -285,9 +325,10 @@ class Range:
 
         return {**self.stencil, "bytes_min": int(self.sizes[0].bytes), "bytes_max": int(self.sizes[-1].bytes),
                 "weakest_bytes": int(z.bytes), "status": z.method.status,
-                "use": [option(r) for r, _ in z.method.use], "method": z.method.to_json(),
-                "packing": z.packing.to_json() if z.packing else None,
+                "use": [option(r) for r in self.use()], "method": z.method.to_json(),
+                "packing_use": self.shared[1], "packing": z.packing.to_json() if z.packing else None,
                 "strided_faces_crossed": self.strided(),
+                "communicator_use": self.shared[2] if z.comm else None,
                 "communicator": z.comm.to_json() if z.comm else None,
                 "communicator_note": z.comm_note or None, "rests_on": self.rests_on,
                 "sizes": [size(x) for x in self.sizes]}
@@ -318,7 +359,7 @@ def ranges(df: pd.DataFrame) -> list[Range]:
         cur: list[Size] = []
         for (b,), s in groups(g, ["bytes"]):
             z = at_size(s, float(b), float(nprocs))
-            if cur and cur[-1].key != z.key:
+            if cur and common([*cur, z]) is None:
                 out.append(Range(machine, stencil, cur, base))
                 cur = []
             cur.append(z)
@@ -353,13 +394,13 @@ def table(rs: list[Range], ctx: str = "") -> Table | None:
     """The recommendation table: one row per size range (None without one)."""
     if not rs:
         return None
-    rows = [[machine_text(r.machine), stencil_text(r.stencil), r.bytes_text(), r.weakest.method.words(),
-             r.weakest.method.margin_words() + (f" (weakest at {fmt_bytes(r.weakest.bytes)} B)"
-                                                if len(r.sizes) > 1 and r.weakest.method.margin else ""),
+    rows = [[machine_text(r.machine), stencil_text(r.stencil), r.bytes_text(), r.use_words(),
+             r.weakest.method.margin_words() + (f" (at {fmt_bytes(r.weakest.bytes)} B, the weakest)"
+                                                if len(r.sizes) > 1 else ""),
              r.packing_words(), r.comm_words(), rests_text(r.rests_on)] for r in rs]
-    notes = [(f"Judged by the one judge ({RULE}). 'a ≈ b': tied, within the noise of the best — use either. "
-              "The margin: the best against the fastest option called slower, time ratio and its interval; a size "
-              "range's is its weakest size's. Options are judged on world (else the first communicator measured); "
+    notes = [(f"Judged by the one judge ({RULE}). 'a ≈ b': at no size of the range called slower than the fastest "
+              "— use either. The margin: the fastest option against the fastest called slower, time ratio and its "
+              "interval, at the range's weakest size. Options are judged on world (else the first communicator measured); "
               "the communicator on the first recommended option comparable across communicators."),
              "Machine-readable: mpimb-report recommend SET -o FILE.json (docs/report.md, \"Recommendation\")."]
     return Table("Recommendation: the halo exchange to use" + (f" — {ctx}" if ctx else ""), HEADER, rows,

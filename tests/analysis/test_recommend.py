@@ -102,6 +102,26 @@ def test_two_tie_within_the_noise(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert " ≈ " in text
 
 
+def test_a_size_range_keeps_what_every_size_recommends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Adjacent sizes are one range while some option is tied with the best at every one of them: 8K ties
+    irecv-isend with persistent, 16K irecv-isend with sendrecv, so 8K-16K recommends irecv-isend alone; at 32K
+    persistent wins clearly, a range of its own.  The range's margin is its weakest size's."""
+    us = {8000: (10.0, 10.0, 20.0), 16000: (10.0, 25.0, 10.0), 32000: (20.0, 10.0, 20.0)}
+    rows = [{"method": m, "us": t[i], "bytes": b} for b, t in us.items()
+            for i, m in enumerate(("irecv-isend", "persistent", "sendrecv"))]
+    s = launch_set(halo_set(tmp_path / "one", rows), tmp_path / "five", 5, shift=0.05, jitter=0.01, seed=6)
+    text, doc = recommend(s, capsys, tmp_path)
+    r1, r2 = ranges(doc)
+    assert (r1["bytes_min"], r1["bytes_max"], r2["bytes_min"], r2["bytes_max"]) == (8000, 16000, 32000, 32000)
+    assert [u["method"] for u in r1["use"]] == ["irecv-isend"]
+    assert sorted(methods(r1["sizes"][0]["method"])) == ["irecv-isend", "persistent"]
+    assert sorted(methods(r1["sizes"][1]["method"])) == ["irecv-isend", "sendrecv"]
+    # the margins: 2× at 8K (sendrecv), 2.5× at 16K (persistent): the range states 8K's
+    assert r1["weakest_bytes"] == 8000 and r1["method"]["margin"]["next"]["method"] == "sendrecv"
+    assert [u["method"] for u in r2["use"]] == ["persistent"] and r2["method"]["margin"]["factor"] > 1.8
+    assert "8000–16000" in text
+
+
 def test_one_launch_against_several(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     one = halo_set(tmp_path / "one", THREE)
     _, d1 = recommend(one, capsys, tmp_path)
