@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -125,10 +126,14 @@ class Pick:
                 f"; {len(self.unjudged)} options" if len(self.unjudged) > 1 else "") + ")"
         return s
 
-    def margin_words(self) -> str:
+    def weakness(self) -> tuple[int, float]:
+        """Larger is weaker: the less judged, then the smaller margin."""
+        return STATUS.index(self.status), -self.margin_factor()
+
+    def margin_words(self, label: Callable[[dict[str, Any]], str] = name) -> str:
         if self.margin is not None and self.next is not None:
             m = self.margin
-            return f"{m.factor:.2f}× [{m.lo:.3g}, {m.hi:.3g}] over {name(self.next)}"
+            return f"{m.factor:.2f}× [{m.lo:.3g}, {m.hi:.3g}] over {label(self.next)}"
         if self.status == "alone":
             return "only one measured"
         if self.status == "not judged":
@@ -187,8 +192,7 @@ class Size:
         return [str(r["comm"]) for r, _ in self.comm.use] if self.comm else [self.comm_note]
 
     def weakness(self) -> tuple[int, float]:
-        """Larger is weaker: the less judged, then the smaller margin."""
-        return STATUS.index(self.method.status), -self.method.margin_factor()
+        return self.method.weakness()
 
 
 def _own_speed(method: str) -> bool:
@@ -286,34 +290,33 @@ class Range:
             return None
         return strided_faces_crossed(float(self.machine["nprocs"]), float(self.stencil["dims"]))
 
+    def weakest_of(self, which: str) -> tuple[float, Pick] | None:
+        """The weakest size's pick of 'packing' or 'comm' (the less judged, then the smaller margin), or None."""
+        picks = [(z.bytes, p) for z in self.sizes if (p := getattr(z, which)) is not None]
+        return max(picks, key=lambda bp: bp[1].weakness()) if picks else None
+
+    def _at(self, b: float) -> str:
+        return f" at {fmt_bytes(b)} B" if len(self.sizes) > 1 else ""
+
     def packing_words(self) -> str:
-        p, names = self.weakest.packing, self.shared[1]
-        if p is None or names is None:
+        w, names = self.weakest_of("packing"), self.shared[1]
+        if w is None or names is None:
             return "—" if self.stencil["layout"] != "array" else "one packing measured"
-        best = " ≈ ".join(names)
-        if p.margin is not None and p.next is not None:
-            m = p.margin
-            best += (f" ({m.factor:.2f}× [{m.lo:.3g}, {m.hi:.3g}] over {p.next['packing']}; each packing at its "
-                     "best across methods)")
-        elif p.status == "judged":
-            best += " (within the noise; each packing at its best across methods)"
-        elif p.status != "alone":
-            best += f" ({p.status}: {p.unjudged[0][1].words})"
+        b, p = w
+        s = (f"{' ≈ '.join(names)} ({p.margin_words(lambda r: str(r['packing']))}{self._at(b)}; each packing at its "
+             "best across methods)")
         if self.strided() is False:
-            best += f"; {no_strided_face(float(self.machine['nprocs']), float(self.stencil['periodic']))}"
-        return best
+            s += f"; {no_strided_face(float(self.machine['nprocs']), float(self.stencil['periodic']))}"
+        return s
 
     def comm_words(self) -> str:
-        z = self.weakest
-        if z.comm is None:
-            return z.comm_note
-        s = " ≈ ".join(self.shared[2])
-        m = z.comm.margin
-        if m is not None and z.comm.next is not None:
-            s += f" ({m.factor:.2f}× [{m.lo:.3g}, {m.hi:.3g}] over {z.comm.next['comm']})"
-        elif z.comm.status != "judged":
-            s += f" ({z.comm.status})"
-        return s + (f", with {name(z.comm_on)}" if z.comm_on else "")
+        w = self.weakest_of("comm")
+        if w is None:
+            return self.weakest.comm_note
+        b, p = w
+        on = next(z.comm_on for z in self.sizes if z.bytes == b)
+        return (f"{' ≈ '.join(self.shared[2])} ({p.margin_words(lambda r: str(r['comm']))}{self._at(b)}"
+                + (f", with {name(on)}" if on else "") + ")")
 
     def to_json(self) -> dict[str, Any]:
         z = self.weakest
@@ -326,10 +329,10 @@ class Range:
         return {**self.stencil, "bytes_min": int(self.sizes[0].bytes), "bytes_max": int(self.sizes[-1].bytes),
                 "weakest_bytes": int(z.bytes), "status": z.method.status,
                 "use": [option(r) for r in self.use()], "method": z.method.to_json(),
-                "packing_use": self.shared[1], "packing": z.packing.to_json() if z.packing else None,
+                "packing_use": self.shared[1], "packing": pk[1].to_json() if (pk := self.weakest_of("packing")) else None,
                 "strided_faces_crossed": self.strided(),
                 "communicator_use": self.shared[2] if z.comm else None,
-                "communicator": z.comm.to_json() if z.comm else None,
+                "communicator": cm[1].to_json() if (cm := self.weakest_of("comm")) else None,
                 "communicator_note": z.comm_note or None, "rests_on": self.rests_on,
                 "sizes": [size(x) for x in self.sizes]}
 
