@@ -11,7 +11,7 @@ from . import __version__, schema
 from .guidelines import NAMES as GUIDELINE_NAMES
 from .guidelines import unknown as unknown_guideline
 from .keys import failed_banner, prepared
-from .load import InputError, frame, load
+from .load import InputError, frame, load, rel
 from .render import md_text
 
 PROG = "mpimb-report"
@@ -328,6 +328,27 @@ def cmd_tune(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recommend(a: argparse.Namespace) -> int:
+    """The halo recommendation (mpimb.recommend): its table on stdout and, with -o, its JSON; exit 1 where the
+    results hold no halocompare halo row to recommend from."""
+    from .recommend import ranges, table, write
+
+    runs, _, warns = load(a.paths)
+    df, dup = prepared(runs)
+    _warn(warns + dup)
+    rs = ranges(df)
+    if not rs:
+        sys.stderr.write(f"{PROG}: {', '.join(a.paths)}: no measured halocompare halo results: nothing to "
+                         "recommend from\n")
+        return 1
+    t = table(rs)
+    sys.stdout.write(t.text() if t else "")
+    if a.output:
+        write(rs, [rel(r.csv_path) for r in runs if r.program == "halocompare"], Path(a.output))
+        print(f"recommendation: {a.output}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Tables, plots and comparison reports from mpimb results "
                 "(CSV + JSON files or directories of them).")
@@ -370,6 +391,14 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", required=True, metavar="FILE.html")
     r.add_argument("--stat", **stat)  # type: ignore[arg-type]
     r.set_defaults(fn=cmd_report)
+
+    rc = sub.add_parser("recommend", help="the halo exchange to use on this machine, per stencil and size range "
+                        "(methods, packing, communicator; ties within the noise; the margin to the next best), from "
+                        "halocompare results: a table, and JSON with -o (docs/report.md, \"Recommendation\")")
+    rc.add_argument("paths", nargs="+", metavar="SET")
+    rc.add_argument("-o", "--output", metavar="FILE.json", help="also write the recommendation as JSON "
+                    "(schema/recommendation.schema.json)")
+    rc.set_defaults(fn=cmd_recommend)
 
     c = sub.add_parser("compare", help="compare result sets (B/A ratios) in HTML + Markdown")
     c.add_argument("sets", nargs="+", metavar="SET", help="a file or directory per result set; the first is A")

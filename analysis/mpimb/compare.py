@@ -35,7 +35,7 @@ import pandas as pd
 
 from . import crosssystem, schema
 from .judge import BUSY, OVERSUBSCRIBED, UNJUDGED
-from .keys import KEYS, builds, failed_banner, launch_parts, split_measured, split_sync
+from .keys import KEYS, builds, failed_banner, launch_parts, prepared, split_measured, split_sync
 from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, t_quantile, welch
 from .load import COLUMNS, Run, frame, load, per_run_text, short_library
 from .page import (
@@ -50,6 +50,7 @@ from .page import (
 )
 from .plots import P2P, Spec, compare_specs, draw
 from .plotting import Plot, pyplot
+from .recommend import side_by_side
 from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
 from .units import unit_column, value
 
@@ -601,6 +602,18 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame 
     return lines
 
 
+def recommendations(sets: list[tuple[str, list[Run]]], machines: dict[tuple[int, str, str], str]) -> list[Table]:
+    """The machines' halo recommendations side by side (mpimb.recommend), each from its own halocompare runs
+    through the one pipeline (keys.prepared) — taken before machines_frame releases the runs' rows."""
+    per: dict[str, list[Run]] = {}
+    for i, (p, runs) in enumerate(sets):
+        for r in runs:
+            if r.program == "halocompare":
+                per.setdefault(machines[(i, r.label or Path(p).name, short_library(r.meta))], []).append(r)
+    t = side_by_side([(n, prepared(rs)[0]) for n, rs in per.items()]) if per else None
+    return [t] if t else []
+
+
 def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns: list[str],
                   max_rows: int = 40, max_plots: int = 12, csv_path: Path | None = None,
                   choice: crosssystem.Choice | None = None, pool: Executor | None = None) -> tuple[Path, str, list[str]]:
@@ -610,6 +623,7 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
     while the tables are built."""
     machines = machine_names(sets)
     names = list(machines.values())
+    rec = recommendations(sets, machines)
     df = machines_frame(sets, machines)
     dup = builds(df, ["machine"])
     df = split_sync(df)  # machines that started repetitions differently still meet (marked §)
@@ -637,7 +651,7 @@ def write_compare(sets: list[tuple[str, list[Run]]], out: Path, stat: str, warns
         dup, warns = dup + [none], warns + [none]
     talk = crosssystem.at_talk_size(pf)
     tt = talk_table(talk, names)
-    tables = ([tt] if tt else []) + [per_test(w, names)] + ratio_tables(w, names, max_rows)
+    tables = ([tt] if tt else []) + rec + [per_test(w, names)] + ratio_tables(w, names, max_rows)
     summ = summary(w, names, talk=talk if tt else None)
     try:
         plots = [p for f in drawing if (p := f.result()) is not None] if pool is not None else draw(specs)

@@ -121,6 +121,8 @@ class Judgement:
     verdict: str
     words: str
     factor: float
+    lo: float = math.nan  # the interval of factor the words state (NaN where none is)
+    hi: float = math.nan
 
 
 def _launches(r: pd.Series) -> tuple[tuple[float, ...], tuple[str, ...]]:
@@ -169,7 +171,7 @@ def judgements(pairs: list[tuple[pd.Series, pd.Series]]) -> list[Judgement]:
             words = "outside the noise" if called[k] else "within the noise"
             out[i] = Judgement("called" if called[k] else "noise",
                                f"{words} ({how}: time {np.exp(est[k]):.3f}× [{lo[k]:.3g}, {hi[k]:.3g}]{at})",
-                               float(np.exp(est[k])))
+                               float(np.exp(est[k])), float(lo[k]), float(hi[k]))
     return [j for j in out if j is not None]
 
 
@@ -196,7 +198,7 @@ def _one_launch(a: pd.Series, b: pd.Series, ia: tuple[str, ...], ib: tuple[str, 
         v = paired_verdict(p)
         words = "outside the noise" if v == "called" else "within the noise"
         return Judgement(v, f"{words} in this launch (paired, {p.n} rounds: time {p.ratio:.3f}× {p.interval()})",
-                         p.ratio)
+                         p.ratio, p.lo, p.hi)
     n = reps(a, b)
     t = ratio(float(a["time_median_s"]), float(b["time_median_s"]))
     if n < MIN_REPS:
@@ -209,7 +211,7 @@ def _one_launch(a: pd.Series, b: pd.Series, ia: tuple[str, ...], ib: tuple[str, 
     v = "called" if outside(lo, hi) else "noise"
     words = "outside the noise" if v == "called" else "within the noise"
     return Judgement(v, f"{words} in this launch (95 % CIs of the medians: time {t:.3f}× [{lo:.3g}, {hi:.3g}]"
-                        f"{rejected(a, b)})", t)
+                        f"{rejected(a, b)})", t, lo, hi)
 
 
 def rejected(a: pd.Series, b: pd.Series) -> str:

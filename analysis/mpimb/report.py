@@ -10,6 +10,8 @@ from .findings import findings
 from .load import InputError, Run
 from .page import HEAT_LEGEND, anchor, banners, findings_html, html_page, img, meta_table
 from .plots import all_plots
+from .recommend import ranges
+from .recommend import table as recommendation
 from .render import esc
 from .tables import build
 from .timeline import read, sends_plot, timeline_plot
@@ -69,6 +71,10 @@ def write_report(runs: list[Run], df: pd.DataFrame, out: Path, stat: str, warns:
     if len(body[-1]):
         toc.append('<li><a href="#findings">Findings</a></li>')
     secs = []
+    rec = recommendation(ranges(df))
+    if rec:  # the halo exchange to use, from the halocompare results (docs/report.md, "Recommendation")
+        toc.append('<li><a href="#recommendation">Recommendation</a></li>')
+        secs.append(f'<section id="recommendation"><h2>Recommendation</h2>{rec.html()}</section>')
     for prog in programs:
         pt = [t for t in tables if t.program == prog]
         pp = [p for p in plots if f"-{prog}-" in p.name]

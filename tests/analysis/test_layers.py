@@ -52,6 +52,7 @@ LAYERS: dict[str, str] = {
     "halo_steps": "reports",  # the steps of one halo exchange (docs/halo-timelines.md)
     "tune": "reports",  # the library's tuning file from collectives --algorithms results
     "guidelines": "reports",  # the self-consistent performance guidelines checked (mpimb-report guidelines)
+    "recommend": "reports",  # the halo recommendation: options to use per stencil and size range, table and JSON
     "cli": "cli",
     "__main__": "cli",
 }

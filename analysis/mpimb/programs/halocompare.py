@@ -8,13 +8,26 @@ hidden behind computation and which method hides the most).  A method's family c
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..judge import ORDERING_METHOD, mbps, name, one_launch, overlap, pair, ranked, ratio, spread, stencil
-from ..keys import param_numbers, param_values, params_note, split_overlap, with_variant
+from ..judge import (
+    ORDERING_METHOD,
+    judgement,
+    mbps,
+    name,
+    one_launch,
+    overlap,
+    pair,
+    ranked,
+    ratio,
+    spread,
+    stencil,
+)
+from ..keys import param_numbers, param_values, params_note, split_overlap, with_variant, without_param
 from ..load import groups
 from ..plotting import Plot, bytes_axis, hsl, log_y, per_test, pyplot, save
 from ..render import (
@@ -286,20 +299,60 @@ def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
 
 # ---------------------------------------------------------------- findings
 
+def strided_faces_crossed(nprocs: float, dims: float) -> bool:
+    """Whether a strided face of --layout array went to another process.  The strided faces are those across
+    grid dimensions 1 .. dims-1 (the columns in 2-D, two of the three pairs in 3-D: docs/halo-array.md); the
+    process grid is MPI_Dims_create's, as square as possible with the largest extent first
+    (src/halocompare/grid.c), so those dimensions hold 2 or more processes exactly where nprocs has a divisor
+    between 1 and itself.  A prime count (2 above all) is an nprocs × 1 grid: its strided faces have no
+    neighbour (non-periodic) or are the process's own (periodic)."""
+    n = int(nprocs) if math.isfinite(nprocs) else 0
+    return dims >= 2 and any(n % k == 0 for k in range(2, math.isqrt(max(n, 0)) + 1))
+
+
+def no_strided_face(nprocs: float, periodic: float) -> str:
+    """The sentence that says no strided face crossed ranks at nprocs processes."""
+    where = "wraps onto the process itself" if periodic == 1 else "has no neighbour"
+    return (f"no strided face crossed ranks (a {int(nprocs)}×1 grid: each strided face {where}), so it speaks for "
+            "the contiguous faces (and any edges and corners) only")
+
+
+def best_per_packing(w: pd.DataFrame, packing: pd.Series) -> pd.DataFrame:
+    """--layout array: each packing at its best across methods — its fastest row (lowest time) — fastest first."""
+    k = w.assign(_packing=packing.to_numpy()).loc[lambda x: x["_packing"] != ""]
+    k = k.sort_values("time_median_s", kind="stable")
+    return k.drop_duplicates("_packing").drop(columns="_packing")
+
+
 def packing_cost(w: pd.DataFrame, packing: pd.Series, what: str) -> list[tuple[str, str]]:
-    """--layout array: the cost of packing by hand against datatypes, on the method that is fastest with
-    datatypes (its pack row against its datatype row, both of one communicator and stencil)."""
-    dt, hand = w[packing == "datatype"], w[packing == "pack"]
+    """--layout array: hand packing against datatypes, each packing judged across methods — its best row against
+    the other's best row (neither side picked on the other's terms) — and method by method, with how many methods
+    each wins outside the noise; where no strided face crossed ranks (a prime process count), that is said."""
+    best = best_per_packing(w, packing)
+    pk = param_values(best["params"], "packing")
+    dt, hand = best[(pk == "datatype").to_numpy()], best[(pk == "pack").to_numpy()]
     if dt.empty or hand.empty:
         return []
-    c = dt.sort_values("mbps", ascending=False).iloc[0]
-    same = hand[hand["method"] == c["method"]]
-    if same.empty:
-        return []
-    a = same.iloc[0]
-    return [("hand packing vs datatypes", pair(
-        f"Hand packing vs datatypes, halo {what}, {c['method']}", a, c, "copy loops (pack)",
-        "subarray datatypes in place", mbps, "pack / datatype", ratio(a["mbps"], c["mbps"])))]
+    a, c = hand.iloc[0], dt.iloc[0]
+    text = pair(f"Hand packing vs datatypes, halo {what}, each packing at its best across methods", a, c,
+                f"copy loops (pack) with {a['method']}", f"subarray datatypes in place with {c['method']}", mbps,
+                "pack / datatype", ratio(a["mbps"], c["mbps"]))
+    by = w.assign(_p=packing.to_numpy(), _k=without_param(w["params"], "packing").to_numpy())
+    both = by[by["_p"] == "pack"].merge(by[by["_p"] == "datatype"], on=["method", "_k"], suffixes=("", "_dt"))
+    if len(both) > 1:
+        dtc = [c for c in both.columns if c.endswith("_dt")]
+        verdicts = [judgement(cast(pd.Series, x), cast(pd.Series, y)) for x, y in zip(  # (read by key only)
+            both.drop(columns=dtc).to_dict("records"),
+            both[dtc].rename(columns=lambda s: s.removesuffix("_dt")).to_dict("records"))]
+        won = sum(j.verdict == "called" and j.factor < 1 for j in verdicts)
+        lost = sum(j.verdict == "called" and j.factor > 1 for j in verdicts)
+        tie = sum(j.verdict == "noise" for j in verdicts)
+        text += (f" Method by method ({len(verdicts)} with both): pack faster outside the noise with {won}, "
+                 f"datatypes with {lost}, within the noise {tie}, not judged {len(verdicts) - won - lost - tie}.")
+    nprocs, dims = float(w["nprocs"].max()), float(param_numbers(w["params"], "dims").fillna(2).max())
+    if not strided_faces_crossed(nprocs, dims):
+        text += f" Note: {no_strided_face(nprocs, float(w['periodic'].iloc[0]))}."
+    return [("hand packing vs datatypes", text)]
 
 
 def ordering_method(measured: pd.Index) -> str | None:
