@@ -594,122 +594,131 @@ static int plan_sizes(struct mb_run *run, long counts[64])
     return n;
 }
 
-int main(int argc, char **argv)
-{
-    collect_choices();
-    struct mb_run *run = mb_init(&argc, &argv, &program);
+/* What this run measures (the options resolved): sizes, stencils, periodicities, and the rows they make. */
+struct plan {
     long counts[64];
-    int nsizes = plan_sizes(run, counts), nd = (int)ndims, st[2], nst = stencils_of(nd, st);
-    check_partitions(run, nd, counts, nsizes);
+    int nsizes, nd, nbrs[2], nnbrs, first_p, last_p;
+};
+
+static void plan(struct mb_run *run, struct plan *pl)
+{
+    int st[2];
+    pl->nsizes = plan_sizes(run, pl->counts);
+    pl->nd = (int)ndims;
+    int nst = stencils_of(pl->nd, st);
+    check_partitions(run, pl->nd, pl->counts, pl->nsizes);
     if (!sel_methods) sel_methods = (1ul << nmethods) - 1;
     if (!sel_comms) sel_comms = (1ul << NCOMM) - 1;
     if (!sel_tests || sel_tests == ~0ul) sel_tests = layout == LAYOUT_ARRAY ? 5 : 3;
     if (!sel_packing) sel_packing = ~0ul;
     sel_methods &= (1ul << nmethods) - 1;
     if (!unsafe) sel_methods &= ~(1ul << naive_index());
-    int nbrs[2], nnbrs = 0; /* the stencils to run */
+    pl->nnbrs = 0; /* the stencils to run */
     for (int i = 0; i < nst; i++)
-        if (!sel_nbrs || (sel_nbrs >> stencil_bit(st[i]) & 1)) nbrs[nnbrs++] = st[i];
-    int first_p = periodic_choice == 1 ? 1 : 0, last_p = periodic_choice == 0 ? 0 : 1;
-    int nblocks = last_p - first_p + 1;
-
+        if (!sel_nbrs || (sel_nbrs >> stencil_bit(st[i]) & 1)) pl->nbrs[pl->nnbrs++] = st[i];
+    pl->first_p = periodic_choice == 1 ? 1 : 0;
+    pl->last_p = periodic_choice == 0 ? 0 : 1;
+    int nblocks = pl->last_p - pl->first_p + 1, nsizes = pl->nsizes, nnbrs = pl->nnbrs;
     int npack = layout == LAYOUT_ARRAY ? popcount(sel_packing & ((1ul << NPACK) - 1)) : 1;
     run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) * npack : 0;
     run->ntotal += (sel_tests & 2) ? nblocks * nnbrs * nsizes : 0;
     run->ntotal += (sel_tests & 4) ? nnbrs * nsizes * 3 : 0;
+}
 
-    struct halo h = {.win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};
-    size_t most = (size_t)counts[nsizes - 1] * sizeof(double);
-    for (int d = 0; d < nbrs[nnbrs - 1]; d++) {
-        h.sbuf[d] = sbuf_own[d] = mb_alloc(most);
-        h.rbuf[d] = rbuf_own[d] = mb_alloc(most);
+/* The message buffers (the largest size's, one pair per direction) and, with --layout array, the array. */
+static void allocate(struct mb_run *run, const struct plan *pl, struct halo *h)
+{
+    size_t most = (size_t)pl->counts[pl->nsizes - 1] * sizeof(double);
+    for (int d = 0; d < pl->nbrs[pl->nnbrs - 1]; d++) {
+        h->sbuf[d] = sbuf_own[d] = mb_alloc(most);
+        h->rbuf[d] = rbuf_own[d] = mb_alloc(most);
     }
-
-    if (layout == LAYOUT_ARRAY) { /* one array for every test: the largest size's */
-        size_t most_doubles = 0;
-        for (int s = 0; s < nsizes; s++) {
-            int n[MAXDIM];
-            if (halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, n))
-                mb_usage_error(run, "%s", halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, n));
-            size_t t = halo_array_doubles(nd, n);
-            most_doubles = t > most_doubles ? t : most_doubles;
-        }
-        array_mem = mb_alloc(most_doubles * sizeof(double));
+    if (layout != LAYOUT_ARRAY) return;
+    size_t most_doubles = 0; /* one array for every test: the largest size's */
+    for (int s = 0; s < pl->nsizes; s++) {
+        int n[MAXDIM];
+        const char *why = halo_array_extents(pl->nd, pl->counts[s], extents_arg ? extents : NULL, n);
+        if (why) mb_usage_error(run, "%s", why);
+        size_t t = halo_array_doubles(pl->nd, n);
+        most_doubles = t > most_doubles ? t : most_doubles;
     }
+    array_mem = mb_alloc(most_doubles * sizeof(double));
+}
 
-    char notes[2][NCOMM][160] = {{{0}}};
+/* One periodicity: its communicators made at once (their tests are measured together), then in the order
+ * --order gives the communicators (the one-sender tests one more item) the halo groups and the one-sender
+ * tests; stencils and message sizes keep their order, the methods are interleaved.  notes: per
+ * communicator, what its creation said (the cart's reordering, the node ordering). */
+static void run_periodicity(struct mb_run *run, const struct plan *pl, int p, struct halo *h, char notes[NCOMM][160])
+{
     struct halo hc[NCOMM]; /* each communicator's neighbour map */
-    for (int p = first_p; p <= last_p; p++) {
-        mb_order(run, 0, last_p - first_p + 1, p - first_p, 1);
-        /* the communicators of this periodicity, all at once: their tests are measured together */
-        MPI_Comm comms[NCOMM];
-        int cks[NCOMM], ncks = 0, halo_done = 0;
-        for (int ck = 0; ck < NCOMM; ck++) {
-            comms[ck] = MPI_COMM_NULL;
-            if (!(sel_tests & 1) || !(sel_comms >> ck & 1)) continue;
-            comms[ck] = halo_comm_create((enum comm_kind)ck, run, nd, p, (unsigned long)seed, notes[p][ck],
-                                         sizeof notes[p][ck]);
-            hc[ck] = (struct halo){.win_flavor = h.win_flavor, .rma_assert = h.rma_assert,
-                                   .comm_name = halo_comm_names[ck],
-                                   .partitions = (int)(partitions ? partitions : DEFAULT_PARTITIONS)};
-        }
-        /* --order shuffle: the communicators (the one-sender tests one more item) — the order the
-         * halo groups set up and, where they are measured one communicator at a time, run in;
-         * stencils and message sizes keep their order; the methods are interleaved */
-        for (int jc = 0; jc <= NCOMM; jc++) {
-            const int ck = mb_order(run, 1, NCOMM + 1, jc, 0);
-            for (int q = 0; jc == 0 && q <= NCOMM; q++) { /* the loop's order, drawn at its start */
-                int c = run->order_perm[1] ? run->order_perm[1][q] : q;
-                if (c < NCOMM && comms[c] != MPI_COMM_NULL) cks[ncks++] = c;
-            }
-            if (ck == NCOMM) {
-                for (int nb = 0; nb < nnbrs && (sel_tests & 2); nb++) {
-                    mb_order(run, 2, nnbrs, nb, 1);
-                    h.comm_name = "world";
-                    halo_neighbors(&h, MPI_COMM_WORLD, nd, p, nbrs[nb]);
-                    struct mb_sweep sw = {0};
-                    for (int s = 0; s < nsizes; s++) {
-                        mb_order(run, 3, nsizes, s, 1);
-                        h.count = (int)counts[s];
-                        run_one_sender(run, &h, &sw);
-                    }
-                }
-                continue;
-            }
-            if (!halo_done && ncks) run_halo(run, hc, comms, cks, ncks, nd, p, nbrs, nnbrs, counts, nsizes);
-            halo_done = 1;
-        }
-        for (int ck = 0; ck < NCOMM; ck++)
-            if (comms[ck] != MPI_COMM_NULL && comms[ck] != MPI_COMM_WORLD) MPI_Comm_free(&comms[ck]);
+    mb_order(run, 0, pl->last_p - pl->first_p + 1, p - pl->first_p, 1);
+    MPI_Comm comms[NCOMM];
+    int cks[NCOMM], ncks = 0, halo_done = 0;
+    for (int ck = 0; ck < NCOMM; ck++) {
+        comms[ck] = MPI_COMM_NULL;
+        if (!(sel_tests & 1) || !(sel_comms >> ck & 1)) continue;
+        comms[ck] = halo_comm_create((enum comm_kind)ck, run, pl->nd, p, (unsigned long)seed, notes[ck], 160);
+        hc[ck] = (struct halo){.win_flavor = h->win_flavor, .rma_assert = h->rma_assert,
+                               .comm_name = halo_comm_names[ck],
+                               .partitions = (int)(partitions ? partitions : DEFAULT_PARTITIONS)};
     }
+    for (int jc = 0; jc <= NCOMM; jc++) {
+        const int ck = mb_order(run, 1, NCOMM + 1, jc, 0);
+        for (int q = 0; jc == 0 && q <= NCOMM; q++) { /* the loop's order, drawn at its start */
+            int c = run->order_perm[1] ? run->order_perm[1][q] : q;
+            if (c < NCOMM && comms[c] != MPI_COMM_NULL) cks[ncks++] = c;
+        }
+        if (ck == NCOMM) {
+            for (int nb = 0; nb < pl->nnbrs && (sel_tests & 2); nb++) {
+                mb_order(run, 2, pl->nnbrs, nb, 1);
+                h->comm_name = "world";
+                halo_neighbors(h, MPI_COMM_WORLD, pl->nd, p, pl->nbrs[nb]);
+                struct mb_sweep sw = {0};
+                for (int s = 0; s < pl->nsizes; s++) {
+                    mb_order(run, 3, pl->nsizes, s, 1);
+                    h->count = (int)pl->counts[s];
+                    run_one_sender(run, h, &sw);
+                }
+            }
+            continue;
+        }
+        if (!halo_done && ncks)
+            run_halo(run, hc, comms, cks, ncks, pl->nd, p, pl->nbrs, pl->nnbrs, pl->counts, pl->nsizes);
+        halo_done = 1;
+    }
+    for (int ck = 0; ck < NCOMM; ck++)
+        if (comms[ck] != MPI_COMM_NULL && comms[ck] != MPI_COMM_WORLD) MPI_Comm_free(&comms[ck]);
+}
 
-    if (sel_tests & 4) halo_pack_tests(run, nd, nbrs, nnbrs, counts, nsizes, extents_arg ? extents : NULL, array_mem);
-
-    /* what the reader of the table needs to know about the grid and the orderings */
+/* What the reader of the table needs to know about the grid and the orderings: the JSON's "halocompare",
+ * and the tables on stdout. */
+static void report(struct mb_run *run, const struct plan *pl, const struct halo *h, char notes[2][NCOMM][160])
+{
     char meta[1280], rma_note[128], grid[64], dims_json[64], sizes[32 * 12] = "";
-    int gdims[MAXDIM];
+    int gdims[MAXDIM], nd = pl->nd;
     halo_grid(run->nprocs, nd, gdims);
     for (int i = 0, g = 0, j = 0; i < nd; i++) {
         g += snprintf(grid + g, sizeof grid - (size_t)g, "%s%d", i ? "x" : "", gdims[i]);
         j += snprintf(dims_json + j, sizeof dims_json - (size_t)j, "%s%d", i ? ", " : "", gdims[i]);
     }
-    for (int s = 0, n = 0; s < nsizes; s++) { /* bytes per message: --layout array, a face */
+    for (int s = 0, n = 0; s < pl->nsizes; s++) { /* bytes per message: --layout array, a face */
         int ext[MAXDIM];
-        long b = counts[s] * 8;
-        if (layout == LAYOUT_ARRAY && !halo_array_extents(nd, counts[s], extents_arg ? extents : NULL, ext))
+        long b = pl->counts[s] * 8;
+        if (layout == LAYOUT_ARRAY && !halo_array_extents(nd, pl->counts[s], extents_arg ? extents : NULL, ext))
             b = (long)halo_face_of(nd, ext) * 8;
         n += snprintf(sizes + n, sizeof sizes - (size_t)n, "%s%ld", s ? ", " : "", b);
     }
-    unsigned a = h.rma_assert;
+    unsigned a = h->rma_assert;
     snprintf(rma_note, sizeof rma_note, "%s%s%s", a & HALO_ASSERT_NOPRECEDE ? ",noprecede" : "",
              a & HALO_ASSERT_NOSUCCEED ? ",nosucceed" : "", a & HALO_ASSERT_NOCHECK ? ",nocheck" : "");
     snprintf(meta, sizeof meta,
              "{\"ndims\": %d, \"dims\": [%s], \"count\": %ld, \"bytes\": [%s], \"seed\": %ld, "
              "\"cart_reordered\": {\"non_periodic\": \"%s\", \"periodic\": \"%s\"}, \"node_ordering\": \"%s\", "
              "\"win\": \"%s\", \"assert\": \"%s\", \"group\": \"%s\", \"layout\": \"%s\", \"extents\": \"%s\"}",
-             nd, dims_json, counts[0], sizes, seed, notes[0][COMM_CART], notes[1][COMM_CART], notes[first_p][COMM_NODE],
-             win_names[win_flavor], a ? rma_note + 1 : "none", group_names[group_choice],
-             layout == LAYOUT_ARRAY ? "array" : "buffers", extents_arg ? extents_arg : "");
+             nd, dims_json, pl->counts[0], sizes, seed, notes[0][COMM_CART], notes[1][COMM_CART],
+             notes[pl->first_p][COMM_NODE], win_names[win_flavor], a ? rma_note + 1 : "none",
+             group_names[group_choice], layout == LAYOUT_ARRAY ? "array" : "buffers", extents_arg ? extents_arg : "");
     char rma_line[160];
     snprintf(rma_line, sizeof rma_line, "RMA: window MPI_Win_%s, assertions %s", win_names[win_flavor],
              a ? rma_note + 1 : "none");
@@ -719,6 +728,22 @@ int main(int argc, char **argv)
         halo_array_report(run, grid);
     else if (run->rank == 0)
         halo_report(run, cart_note, rma_line, grid);
+}
+
+/* options -> plan -> buffers -> measure (per periodicity; the packing tests) -> report */
+int main(int argc, char **argv)
+{
+    collect_choices();
+    struct mb_run *run = mb_init(&argc, &argv, &program);
+    struct plan pl;
+    plan(run, &pl);
+    struct halo h = {.win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};
+    allocate(run, &pl, &h);
+    char notes[2][NCOMM][160] = {{{0}}};
+    for (int p = pl.first_p; p <= pl.last_p; p++) run_periodicity(run, &pl, p, &h, notes[p]);
+    if (sel_tests & 4)
+        halo_pack_tests(run, pl.nd, pl.nbrs, pl.nnbrs, pl.counts, pl.nsizes, extents_arg ? extents : NULL, array_mem);
+    report(run, &pl, &h, notes);
     free(array_mem);
     for (int d = 0; d < MAXDIR; d++) {
         free(sbuf_own[d]);
