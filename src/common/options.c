@@ -208,65 +208,6 @@ const char *mb_check_label(const char *what, const char *l)
     return NULL;
 }
 
-/* Where an output path lands: the real path of its directory and its name
- * (the directory need not exist yet: then as written). */
-static void resolved(const char *path, char *out, size_t len)
-{
-    char dir[PATH_MAX], real[PATH_MAX];
-    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    snprintf(out, len, "%s/%s", realpath(dir, real) ? real : dir, base);
-}
-
-static int same_file(const char *a, const char *b)
-{
-    char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
-    struct stat sa, sb;
-    resolved(a, ra, sizeof ra);
-    resolved(b, rb, sizeof rb);
-    if (!strcmp(ra, rb)) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* Every output of the run is a file of its own: -o's CSV (and the CSV
- * aside, MB_ASIDE, until the run measures), its metadata (and the
- * metadata's temporary names), its rounds file, and --raw's samples (and
- * their file aside).  Decided here, before MPI starts, so a collision
- * leaves nothing behind. */
-static const char *distinct_outputs(const struct mb_opts *o)
-{
-    if (!o->raw) return NULL;
-    struct stat st;
-    if (!o->output || (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode)) || o->output[strlen(o->output) - 1] == '/')
-        return NULL; /* a directory: the CSV's name is new (program, label, time), so no --raw is it */
-    enum { N = 6 };
-    char paths[N][PATH_MAX + 32], raw_aside[PATH_MAX + 32];
-    static const char *const what[N] = {"the CSV", "the metadata", "a temporary file of the metadata",
-                                        "a temporary file of the metadata", "the CSV written aside",
-                                        "the rounds file"};
-    char *rounds = mb_rounds_path(o->output);
-    snprintf(paths[0], sizeof paths[0], "%.*s", PATH_MAX, o->output);
-    mb_meta_path(o->output, paths[1], PATH_MAX);
-    snprintf(paths[2], sizeof paths[2], "%.*s" MB_ASIDE, PATH_MAX, paths[1]);
-    snprintf(paths[3], sizeof paths[3], "%.*s" MB_TERM_ASIDE, PATH_MAX, paths[1]);
-    snprintf(paths[4], sizeof paths[4], "%.*s" MB_ASIDE, PATH_MAX, paths[0]);
-    snprintf(paths[5], sizeof paths[5], "%.*s", PATH_MAX, rounds);
-    snprintf(raw_aside, sizeof raw_aside, "%.*s" MB_ASIDE, PATH_MAX, o->raw);
-    free(rounds);
-    for (int i = 0; i < N; i++) {
-        if (same_file(o->raw, paths[i]))
-            return fail("--raw '%s' is %s of -o '%s' ('%s'): give each output its own file", o->raw, what[i],
-                        o->output, paths[i]);
-        if (same_file(raw_aside, paths[i]))
-            return fail("--raw '%s' is written aside as '%s', %s of -o '%s': give each output its own file", o->raw,
-                        raw_aside, what[i], o->output);
-    }
-    return NULL;
-}
-
 const char *mb_parse_options(int argc, char **argv, const struct mb_program *prog, struct mb_opts *out,
                              int *action)
 {
@@ -360,7 +301,12 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
             O.size_max = O.quick && prog->quick_size_max ? prog->quick_size_max : prog->size_max;
         }
     }
-    if ((err = distinct_outputs(&O))) return err;
+    /* the outputs, found out before MPI starts so that a bad one leaves nothing behind (outputs.c); -o DIR:
+     * the CSV's name is new (program, label, time) */
+    struct stat st;
+    size_t ol = O.output ? strlen(O.output) : 0;
+    int dir = ol && (O.output[ol - 1] == '/' || (stat(O.output, &st) == 0 && S_ISDIR(st.st_mode)));
+    if (mb_outputs_check(&O, ol && !dir ? O.output : NULL, 0, errbuf, sizeof errbuf)) return errbuf;
     if (prog->validate && (err = prog->validate())) return fail("%s", err);
     if ((err = mb_trace_check(prog, &O, errbuf, sizeof errbuf))) return err == errbuf ? err : fail("%s", err);
     if (O.trace && !O.trace_iters) O.trace_iters = 3;

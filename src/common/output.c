@@ -77,9 +77,13 @@ const char *mb_thread_level_name(int l)
     return thread_words[index];
 }
 
-void mb_csv_row(const struct mb_run *run, const struct mb_row *r)
+int mb_csv_row(const struct mb_run *run, const struct mb_row *r)
 {
-    FILE *f = run->csv;
+    /* the line is made in memory and goes out as one piece (a full disk: none of it, outputs.c) */
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (!f) return -1;
     int m = !r->na; /* measured */
     field(f, run->run_id, 0);
     field(f, run->prog->name, 0);
@@ -113,7 +117,9 @@ void mb_csv_row(const struct mb_run *run, const struct mb_row *r)
     integer(f, r->slowest_rank);
     field(f, r->verified, 0);
     field(f, run->label, 1);
-    fflush(f); /* a killed job keeps every finished row */
+    int rc = fclose(f) ? -1 : mb_write_whole(run->csv, line, len); /* a killed job keeps every finished row */
+    free(line);
+    return rc;
 }
 
 /* v as the CSV keeps it (9 significant digits): the one input of a table

@@ -265,12 +265,13 @@ void mb_trace_start(struct mb_run *run)
     if (o->trace && run->rank == 0) {
         if (o->trace_out)
             snprintf(path, sizeof path, "%s", o->trace_out);
-        else { /* beside the CSV: <stem>-trace.json */
-            size_t l = strlen(run->csv_path);
-            snprintf(path, sizeof path, "%.*s-trace.json", (int)(l > 4 ? l - 4 : l), run->csv_path);
+        else { /* beside the CSV: <stem>-trace.json (outputs.c) */
+            char *t = mb_beside(run->csv_path, "-trace.json");
+            snprintf(path, sizeof path, "%s", t);
+            free(t);
         }
     }
-    if (o->trace) MPI_Pcontrol(MBP_PCONTROL_RUN, run->run_id, path);
+    if (o->trace) MPI_Pcontrol(MBP_PCONTROL_RUN, MBP_PCONTROL_KEY, run->run_id, path);
     if (run->rank != 0) return;
     if (!o->trace) find_loaded(); /* preloaded by hand: the metadata says so */
     char *json = NULL;
@@ -310,7 +311,7 @@ void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct m
     fprintf(f, ", \"bytes\": %lld, \"iters\": %ld}", row->bytes, run->opts.trace_iters);
     fclose(f);
     MPI_Barrier(run->world);
-    MPI_Pcontrol(MBP_PCONTROL_TEST, name);
+    MPI_Pcontrol(MBP_PCONTROL_TEST, MBP_PCONTROL_KEY, name);
     MPI_Pcontrol(1);
     if (k->run_timed)
         k->run_timed(k->state, run->opts.trace_iters);
@@ -320,12 +321,20 @@ void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct m
     free(name);
 }
 
-int mb_trace_end(struct mb_run *run)
+int mb_trace_end(struct mb_run *run, char *err, size_t len)
 {
-    if (!run->opts.trace || traced) return 0;
+    if (!run->opts.trace) return 0;
+    if (traced) {
+        /* the trace written now, before the metadata's last word (rank 0 learns whether it was) */
+        int status = -1;
+        char why[MBP_ERR_LEN] = "";
+        MPI_Pcontrol(MBP_PCONTROL_FINISH, MBP_PCONTROL_KEY, &status, why);
+        if (status > 0) snprintf(err, len, "%s", why[0] ? why : "the trace could not be written");
+        return 0;
+    }
     if (run->rank == 0)
         fprintf(stderr, "%s: --trace '%s' matched no test of this run (no trace written)\n", run->prog->name,
                 run->opts.trace);
-    MPI_Pcontrol(MBP_PCONTROL_DISCARD);
+    MPI_Pcontrol(MBP_PCONTROL_DISCARD, MBP_PCONTROL_KEY);
     return 2;
 }
