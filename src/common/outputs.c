@@ -130,9 +130,11 @@ const char *mb_not_regular(const char *path)
 }
 
 /* The option that names an owner's files, as the messages quote it. */
-static void owner_name(const struct mb_opts *o, const char *csv, int owner, char *buf, size_t len)
+static void owner_name(const struct mb_opts *o, const char *csv, int owner, int profile, char *buf, size_t len)
 {
-    if (owner == MB_BY_RAW)
+    if (profile) /* the profiler's messages name MPIMB_PROF_OUT first */
+        snprintf(buf, len, "'%s'", csv);
+    else if (owner == MB_BY_RAW)
         snprintf(buf, len, "--raw '%s'", o->raw);
     else if (owner == MB_BY_TRACE)
         snprintf(buf, len, "--trace-out '%s'", o->trace_out);
@@ -150,7 +152,7 @@ int mb_outputs_check(const struct mb_opts *o, const char *csv, int profile, char
         const struct mb_output *f = &l.f[i];
         const char *kind = f->aside ? NULL : mb_not_regular(f->path);
         if (!kind) continue;
-        owner_name(o, csv, f->owner, a, sizeof a);
+        owner_name(o, csv, f->owner, profile, a, sizeof a);
         if (f->given)
             snprintf(err, len, "%s is %s, not a regular file: outputs replace what stands at their names, so only a "
                                "regular file or a new name is taken", a, kind);
@@ -164,8 +166,8 @@ int mb_outputs_check(const struct mb_opts *o, const char *csv, int profile, char
         for (int j = 0; j < l.n; j++) {
             const struct mb_output *f = &l.f[i], *g = &l.f[j];
             if (g->owner >= f->owner || !same_file(f->path, g->path)) continue;
-            owner_name(o, csv, f->owner, a, sizeof a);
-            owner_name(o, csv, g->owner, b, sizeof b);
+            owner_name(o, csv, f->owner, profile, a, sizeof a);
+            owner_name(o, csv, g->owner, profile, b, sizeof b);
             if (!f->aside)
                 snprintf(err, len, "%s is %s of %s ('%s'): give each output its own file", a, g->what, b, g->path);
             else
