@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, ROOT, bindir, launcher, mpich_turn
+from conftest import COLUMNS, ROOT, bindir, launcher, mpich_turn, rank_pid
 
 QUICK = ["--quick", "--reps", "1", "--max-reps", "1", "--warmup", "0", "--min-rep-time", "0"]
 HALO = ["--tests", "halo", "--comms", "world", "--methods", "irecv-send", "--neighbors", "4", "--periodic", "no",
@@ -292,8 +292,6 @@ def test_a_full_disk_mid_run_leaves_whole_rows(tmp_path: Path, lib: str) -> None
         finally:
             if a.poll() is None:
                 a.kill()
-        assert a.returncode == 1, err
-        assert "collectives: cannot write 'p.csv': No space left on device" in err
         text = (disk / "p.csv").read_text()
         assert text.endswith("\n")
         rows = list(csv.reader(text.splitlines()))
@@ -305,6 +303,8 @@ def test_a_full_disk_mid_run_leaves_whole_rows(tmp_path: Path, lib: str) -> None
         assert raw.endswith("\n") and all(len(ln.split(",")) == 9 for ln in raw.splitlines())
         assert {int(ln.split(",")[1]) for ln in raw.splitlines()[1:]} <= set(range(1, len(rows)))
         assert not list(disk.glob("*.tmp"))
+        assert a.returncode == 1, err
+        assert "collectives: cannot write 'p.csv': No space left on device" in err
 
 
 # ---------------------------------------------------------------- 7. a trace that could not be written
@@ -325,6 +325,47 @@ def test_a_trace_that_could_not_be_written_fails_the_run(tmp_path: Path, lib: st
         assert meta["complete"] is False and meta["ended_by"] == why
         assert meta["rows"] == len(data_lines(tmp_path / "h.csv")) == 1
         assert sorted(x.name for x in disk.iterdir()) == ["filler"]
+
+
+def writing_the_trace(pid: int, d: Path) -> bool:
+    """Whether process pid has a trace file of d open for writing: unnamed (O_TMPFILE, '(deleted)') or
+    aside (NAME-trace.json.tmp)."""
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                t = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if t.startswith(str(d)) and ("(deleted)" in t or t.endswith("-trace.json.tmp")):
+                    return True
+    return False
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_a_kill_while_the_trace_is_written_leaves_no_file(tmp_path: Path, lib: str) -> None:
+    """SIGKILL of rank 0 while it writes a 15 MB trace: no trace, no .tmp left (docs: a killed job leaves
+    none)."""
+    profiler(lib)
+    cmd = [*launcher(lib, 2), str(exe(lib, "halocompare")), "-o", "k.csv", *QUICK, *HALO, "--trace",
+           "irecv-send", "--trace-iters", "8000"]
+    env = {**os.environ, "MPIMB_REPORT": "none", "MPIMB_PROF_TRACE_EVENTS": "100000"}
+    with mpich_turn(lib, 2):
+        a = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            pid = None
+            t0 = time.monotonic()
+            while a.poll() is None and time.monotonic() - t0 < 200:
+                pid = pid or rank_pid(a.pid, 0)
+                if pid and writing_the_trace(pid, tmp_path):
+                    os.kill(pid, 9)
+                    break
+                time.sleep(0.002)
+            else:
+                pytest.fail(f"the trace's writing was never seen: {a.communicate()}")
+            a.communicate(timeout=60)
+        finally:
+            if a.poll() is None:
+                a.kill()
+    assert a.returncode != 0
+    assert not [x.name for x in tmp_path.iterdir() if "trace" in x.name or x.name.endswith(".tmp")]
 
 
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])
@@ -367,11 +408,6 @@ def test_an_application_in_a_comma_locale(tmp_path: Path, lib: str, comma_locale
     p = run(cmd, tmp_path, lib=lib, n=2, timeout=240)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "1,5"  # the locale took
-    trace = json.loads((tmp_path / "t.json").read_text())
-    assert all(isinstance(e["ts"], float) for e in trace["traceEvents"] if "ts" in e)
-    st = trace["otherData"]["stretches"]
-    assert len(st) == 300 and all(s["test"] is None for s in st)
-    assert "(300 stretches, 0 events dropped)" in p.stderr
     prof = next(x for x in (tmp_path / "prof").iterdir() if x.suffix == ".csv" and "matrix" not in x.name)
     meta = json.loads(prof.with_suffix(".json").read_text())
     assert meta["complete"] is True and isinstance(meta["profile"]["seconds_per_tick"], float)
@@ -381,3 +417,8 @@ def test_an_application_in_a_comma_locale(tmp_path: Path, lib: str, comma_locale
     for r in rows[1:]:
         assert len(r) == len(COLUMNS)
         float(dict(zip(COLUMNS, r))["time_median_s"])
+    trace = json.loads((tmp_path / "t.json").read_text())
+    assert all(isinstance(e["ts"], float) for e in trace["traceEvents"] if "ts" in e)
+    st = trace["otherData"]["stretches"]
+    assert len(st) == 300 and all(s["test"] is None for s in st)
+    assert "(300 stretches, 0 events dropped)" in p.stderr
