@@ -218,7 +218,7 @@ def test_a_second_run_of_the_same_names_is_refused(tmp_path: Path, lib: str) -> 
         # the raw file alone, too
         one_line(run([*args[:1], "-o", "b.csv", *args[3:]], tmp_path), "halocompare: ",
                  "'a.raw.csv' is being written by another run now")
-        out, err = a.communicate(timeout=120)
+        _, err = a.communicate(timeout=120)
     finally:
         if a.poll() is None:
             a.kill()
