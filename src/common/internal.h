@@ -78,7 +78,7 @@ FILE *mb_aside_fopen(const char *path); /* created afresh for writing (whatever 
  * thread in the "C" locale until mb_locale_back(what it returned). */
 locale_t mb_locale_c(void);
 void mb_locale_back(locale_t was);
-/* buf into f as one piece: all of it, or (a full disk) none of it -- the file cut back; 0 or -1 (errno) */
+/* output.c: buf into f as one piece: all of it, or (a full disk) none of it -- the file cut back; 0 or -1 (errno) */
 int mb_write_whole(FILE *f, const char *buf, size_t len);
 void mb_costs_rss(struct mb_run *run);        /* peak RSS into mb_costs; collective */
 

@@ -1,10 +1,12 @@
 /* CSV rows, progress lines and the plain-text table printer. */
 #include "internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The results columns, in order: analysis/mpimb/schema/results.schema.json
  * is their one definition (types, meaning); tests/test_schema.py fails when
@@ -75,6 +77,29 @@ const char *mb_thread_level_name(int l)
     for (int i = 0; i < 4; i++)
         if (thread_levels[i] == l) index = i;
     return thread_words[index];
+}
+
+/* A full disk (or quota, or size limit) takes a write only in part: the
+ * part is cut off again, so a file ends with whole lines (rows, their raw
+ * samples, a group's rounds). */
+int mb_write_whole(FILE *f, const char *buf, size_t len)
+{
+    if (fflush(f)) return -1;
+    int fd = fileno(f);
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, buf + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
+            if (at >= 0 && ftruncate(fd, at) == 0) lseek(fd, at, SEEK_SET); /* none of it, then */
+            errno = e;
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    return 0;
 }
 
 int mb_csv_row(const struct mb_run *run, const struct mb_row *r)

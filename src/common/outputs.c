@@ -256,28 +256,6 @@ FILE *mb_aside_fopen(const char *path)
     return f;
 }
 
-/* ------------------------------------------------ whole lines */
-
-int mb_write_whole(FILE *f, const char *buf, size_t len)
-{
-    if (fflush(f)) return -1;
-    int fd = fileno(f);
-    off_t at = lseek(fd, 0, SEEK_CUR);
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, buf + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            int e = w < 0 ? errno : ENOSPC;
-            if (at >= 0 && ftruncate(fd, at) == 0) lseek(fd, at, SEEK_SET); /* none of it, then */
-            errno = e;
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    return 0;
-}
-
 /* ------------------------------------------------ numbers without the locale */
 
 static locale_t c_locale;
