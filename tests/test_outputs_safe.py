@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, ROOT, bindir, launcher, mpich_turn, rank_pid
+from conftest import COLUMNS, ROOT, bindir, check_bad_input, launcher, mpich_turn, rank_pid
 
 QUICK = ["--quick", "--reps", "1", "--max-reps", "1", "--warmup", "0", "--min-rep-time", "0"]
 HALO = ["--tests", "halo", "--comms", "world", "--methods", "irecv-send", "--neighbors", "4", "--periodic", "no",
@@ -135,6 +135,17 @@ def test_the_profilers_outputs_are_refused_too(tmp_path: Path, lib: str, var: st
                      + (": outputs replace what stands at their names, so only a regular file or a new name is taken"
                         if var == "MPIMB_PROF_OUT" else ": the trace would replace it")], p.stderr
     assert listing(tmp_path) == {"p.csv": "fifo"}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--root", "5"], "collectives: --root 5 is outside the communicator (ranks 0 to 1)"),
+    (["--algorithms", "nosuchalgorithm", "--tests", "bcast"], "collectives: --algorithms: "),
+])
+def test_a_usage_error_after_mpi_init_leaves_no_results_directory(tmp_path: Path, args: list[str],
+                                                                 message: str) -> None:
+    """Without -o the run makes results/ for its files; a check that needs the job (after MPI_Init) removes
+    them and the directory it made."""
+    check_bad_input("collectives", [*args, *QUICK], message, tmp_path, ranks=2, libs=("openmpi", "mpich"), out=False)
 
 
 # ---------------------------------------------------------------- 2. --trace-out among the run's files
@@ -380,6 +391,20 @@ def test_the_trace_stem_is_the_csvs(tmp_path: Path, lib: str) -> None:
     assert json.loads((tmp_path / "results" / "x.json").read_text())["trace"]["path"] == "results/x-trace.json"
 
 
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_a_trace_buffer_that_cannot_be_had_is_said(tmp_path: Path, lib: str) -> None:
+    """MPIMB_PROF_TRACE_EVENTS at its limit (2^30 events: 56 GiB a thread) on this machine: one line, exit 2,
+    instead of a trace that silently lost every event."""
+    cmd = [*launcher(lib, 2), "env", f"LD_PRELOAD={profiler(lib)}", "MPIMB_PROF_OUT=none", "MPIMB_PROF_TRACE=t.json",
+           "MPIMB_PROF_TRACE_EVENTS=1073741824", str(exe(lib, "pingpong")), "--version"]
+    p = run(cmd, tmp_path, lib=lib, n=2)
+    assert p.returncode == 2, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("mpimb-prof: ")]
+    assert lines == ["mpimb-prof: MPIMB_PROF_TRACE_EVENTS=1073741824: cannot allocate a thread's buffer of "
+                     "1073741824 events (56 GiB): give fewer"], p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------- 3 and 8. the application under the profiler
 
 @pytest.fixture(scope="session")
@@ -396,9 +421,9 @@ def comma_locale(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])
 def test_an_application_in_a_comma_locale(tmp_path: Path, lib: str, comma_locale: dict[str, str]) -> None:
     """tests/profile/hostile.c takes a comma-decimal locale, calls the suite's Pcontrol levels bare (2702 with
-    no text, with text that is no JSON, 2703 'discard') and traces 300 stretches: the profile's CSV has its
-    columns, its JSON and the trace parse with '.' numbers, every stretch is there (none named), and the
-    trace was not discarded."""
+    no text, with text that is no JSON, 2703 'discard'), traces 300 stretches and sends with a tag MPI refuses
+    (MPI_ERRORS_RETURN): the profile's CSV has its columns, its JSON and the trace parse with '.' numbers, the
+    failed sends moved nothing, every stretch is there (none named), and the trace was not discarded."""
     lib_so = profiler(lib)
     app = tmp_path / "hostile"
     subprocess.run([f"mpicc.{lib}", "-O1", "-o", str(app), str(ROOT / "tests" / "profile" / "hostile.c")],
@@ -417,6 +442,11 @@ def test_an_application_in_a_comma_locale(tmp_path: Path, lib: str, comma_locale
     for r in rows[1:]:
         assert len(r) == len(COLUMNS)
         float(dict(zip(COLUMNS, r))["time_median_s"])
+    # the sends MPI refused (MPI_ERRORS_RETURN): calls, but no bytes and no message; the matrix holds the ring's
+    send = next(dict(zip(COLUMNS, r)) for r in rows[1:] if r[2] == "MPI_Send" and r[COLUMNS.index("bytes")] == "")
+    assert send["calls"] == "2" and send["total_bytes"] == "0", send
+    matrix = prof.with_name(meta["profile"]["matrix_csv"]).read_text().splitlines()[1:]
+    assert sorted(ln.split(",", 1)[1] for ln in matrix) == ["0,1,p2p,1,8", "1,0,p2p,1,8"], matrix
     trace = json.loads((tmp_path / "t.json").read_text())
     assert all(isinstance(e["ts"], float) for e in trace["traceEvents"] if "ts" in e)
     st = trace["otherData"]["stretches"]

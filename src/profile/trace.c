@@ -132,7 +132,12 @@ void mbp_trace_init(void)
     T.on = 1;
     grow_stretches();
     /* the main thread's buffer now, its pages touched: no page fault (nor allocation) inside a stretch */
-    if ((mine = thread_buffer())) memset(mine->ev, 0, mine->cap * sizeof *mine->ev);
+    if (!(mine = thread_buffer())) { /* the first thread's must fit, or the setting is wrong here */
+        snprintf(msg, sizeof msg, "MPIMB_PROF_TRACE_EVENTS=%ld: cannot allocate a thread's buffer of %ld events "
+                                  "(%.3g GiB): give fewer", T.cap, T.cap, (double)T.cap * sizeof *mine->ev / 1073741824.0);
+        mbp_usage_error(msg);
+    }
+    memset(mine->ev, 0, mine->cap * sizeof *mine->ev);
     __atomic_store_n(&mbp_trace_rec, from_init, __ATOMIC_RELAXED);
     if (from_init) T.begin[T.nstretch] = mbp_ticks(), T.name[T.nstretch] = NULL;
 }
