@@ -21,7 +21,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import COLUMNS, ROOT, bindir, check_bad_input, launcher, mpich_turn, rank_pid
+from conftest import (
+    COLUMNS,
+    ROOT,
+    bindir,
+    check_bad_input,
+    launcher,
+    mpich_turn,
+    rank_pid,
+)
 
 QUICK = ["--quick", "--reps", "1", "--max-reps", "1", "--warmup", "0", "--min-rep-time", "0"]
 HALO = ["--tests", "halo", "--comms", "world", "--methods", "irecv-send", "--neighbors", "4", "--periodic", "no",
@@ -400,8 +408,8 @@ def test_a_trace_buffer_that_cannot_be_had_is_said(tmp_path: Path, lib: str) -> 
     p = run(cmd, tmp_path, lib=lib, n=2)
     assert p.returncode == 2, p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("mpimb-prof: ")]
-    assert lines == ["mpimb-prof: MPIMB_PROF_TRACE_EVENTS=1073741824: cannot allocate a thread's buffer of "
-                     "1073741824 events (56 GiB): give fewer"], p.stderr
+    assert lines == [("mpimb-prof: MPIMB_PROF_TRACE_EVENTS=1073741824: cannot allocate a thread's buffer of "
+                      "1073741824 events (56 GiB): give fewer")], p.stderr
     assert list(tmp_path.iterdir()) == []
 
 
@@ -452,3 +460,16 @@ def test_an_application_in_a_comma_locale(tmp_path: Path, lib: str, comma_locale
     st = trace["otherData"]["stretches"]
     assert len(st) == 300 and all(s["test"] is None for s in st)
     assert "(300 stretches, 0 events dropped)" in p.stderr
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_help_names_what_the_options_take(lib: str, tmp_path: Path) -> None:
+    """--help names a string option's value as the text explains it (--trace PATTERN, not TEXT), and --reps says
+    that a test overrunning its budget ends with fewer repetitions (issue 44, item 16)."""
+    text = run([str(exe(lib, "halocompare")), "--help"], tmp_path).stdout
+    lines = {ln.split()[0] if not ln.startswith("  -o") else "--output": ln for ln in text.splitlines()
+             if ln.startswith("  ") and ln.split() and ln.split()[0].startswith("-")}
+    assert lines["--trace"].split()[:2] == ["--trace", "PATTERN"] and "PATTERN" in lines["--trace"].split(None, 2)[2]
+    assert lines["--trace-out"].split()[:2] == ["--trace-out", "FILE"]
+    assert lines["--raw"].split()[:2] == ["--raw", "FILE"]
+    assert "unless the test overruns 4 x --time-budget" in lines["--reps"] and "minimum" not in lines["--reps"]

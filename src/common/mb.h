@@ -48,7 +48,7 @@ struct mb_option {
     enum mb_opt_kind kind;
     void *dest;
     long long min, max;  /* INT and SIZE bounds (inclusive); DOUBLE: min 0 allows 0, else > 0 */
-    const char *choices; /* CHOICE and LIST: comma-separated words */
+    const char *choices; /* CHOICE and LIST: comma-separated words; STRING: its value's name in --help (TEXT) */
     const char *help;
 };
 

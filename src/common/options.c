@@ -23,15 +23,17 @@ static const struct mb_option common[] = {
     {"help", 'h', MB_OPT_FLAG, &want_help, 0, 0, NULL, "show this help and exit"},
     {"version", 0, MB_OPT_FLAG, &want_version, 0, 0, NULL, "show the suite version and exit"},
     {"list", 0, MB_OPT_FLAG, &want_list, 0, 0, NULL, "list the tests/methods available and exit"},
-    {"output", 'o', MB_OPT_STRING, &O.output, 0, 0, NULL,
+    {"output", 'o', MB_OPT_STRING, &O.output, 0, 0, "PATH",
      "CSV path (default results/PROGRAM-LABEL-npN-UTC.csv; metadata beside it as .json)"},
-    {"label", 0, MB_OPT_STRING, &O.label, 0, 0, NULL, "machine/run label (default: short host name)"},
-    {"raw", 0, MB_OPT_STRING, &O.raw, 0, 0, NULL,
+    {"label", 0, MB_OPT_STRING, &O.label, 0, 0, "LABEL", "machine/run label (default: short host name)"},
+    {"raw", 0, MB_OPT_STRING, &O.raw, 0, 0, "FILE",
      "also write every repetition's time on every rank to this CSV (long format, for distributions)"},
     {"quick", 0, MB_OPT_FLAG, &O.quick, 0, 0, NULL, "tiny counts, for smoke tests"},
     {"verify", 0, MB_OPT_FLAG, &O.verify, 0, 0, NULL, "check every byte received (before timing)"},
     {"timeout", 0, MB_OPT_DOUBLE, &O.timeout, 1, 0, NULL, "seconds per test before the job is aborted (300)"},
-    {"reps", 0, MB_OPT_INT, &O.reps, 1, 1000000, NULL, "minimum repetitions per test (10)"},
+    {"reps", 0, MB_OPT_INT, &O.reps, 1, 1000000, NULL,
+     "repetitions per test at least (10), unless the test overruns 4 x --time-budget: it then ends with those it has "
+     "(stop_reason budget)"},
     {"max-reps", 0, MB_OPT_INT, &O.max_reps, 1, 10000000, NULL, "maximum repetitions per test (1000)"},
     {"rel-ci", 0, MB_OPT_DOUBLE, &O.rel_ci, 1, 0, NULL, "stop when the median's 95% CI is within this fraction (0.02)"},
     {"time-budget", 0, MB_OPT_DOUBLE, &O.time_budget, 1, 0, NULL, "seconds per test for extra repetitions (0.1)"},
@@ -54,11 +56,11 @@ static const struct mb_option common[] = {
     {"overlap", 0, MB_OPT_DOUBLE, &O.overlap, 1, 1000, NULL,
      "also measure each nonblocking operation with computation F times its own time between its start and its "
      "wait: the share of it hidden (docs/measurement.md, \"Overlap with computation\") (off)"},
-    {"trace", 0, MB_OPT_STRING, &O.trace, 0, 0, NULL,
+    {"trace", 0, MB_OPT_STRING, &O.trace, 0, 0, "PATTERN",
      "after measuring each test matching PATTERN (words joined by '/', e.g. irecv-send/world/4-nbr), trace a few "
      "more iterations with libmpimb-prof.so (Chrome trace-event JSON beside the CSV)"},
     {"trace-iters", 0, MB_OPT_INT, &O.trace_iters, 1, 100000, NULL, "--trace: iterations traced per test (3)"},
-    {"trace-out", 0, MB_OPT_STRING, &O.trace_out, 0, 0, NULL, "--trace: the trace's path (default: CSV stem + -trace.json)"},
+    {"trace-out", 0, MB_OPT_STRING, &O.trace_out, 0, 0, "FILE", "--trace: the trace's path (default: CSV stem + -trace.json)"},
     {0},
 };
 
@@ -357,8 +359,9 @@ void mb_print_help(const struct mb_program *prog)
             if (not_for(&t[i], prog)) continue;
             static const char *const meta[] = {"", "N", "SIZE", "X", "WORD", "LIST", "TEXT", "MIN:MAX"};
             char lhs[64];
+            const char *value = t[i].kind == MB_OPT_STRING && t[i].choices ? t[i].choices : meta[t[i].kind];
             snprintf(lhs, sizeof lhs, "%c%c%s--%s%s%s", t[i].short_name ? '-' : ' ', t[i].short_name ? t[i].short_name : ' ',
-                     t[i].short_name ? ", " : "  ", t[i].name, t[i].kind == MB_OPT_FLAG ? "" : " ", meta[t[i].kind]);
+                     t[i].short_name ? ", " : "  ", t[i].name, t[i].kind == MB_OPT_FLAG ? "" : " ", value);
             printf("  %-26s %s", lhs, t[i].help);
             if (t[i].kind == MB_OPT_CHOICE || t[i].kind == MB_OPT_LIST) printf(" [%s]", list_words(t[i].choices));
             printf("\n");
