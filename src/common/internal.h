@@ -66,6 +66,11 @@ void mb_outputs_list(const struct mb_opts *o, const char *csv, int profile, stru
  * socket, directory or symbolic link, which the rename would replace), or two outputs are one file */
 int mb_outputs_check(const struct mb_opts *o, const char *csv, int profile, char *err, size_t len);
 char *mb_beside(const char *csv, const char *suffix); /* the CSV's stem (".csv" off, if there) + suffix (malloc'd) */
+/* the files named after the CSV: mb_beside(csv, MB_..._SUFFIX) */
+#define MB_JSON_SUFFIX ".json"
+#define MB_ROUNDS_SUFFIX "-rounds.csv"
+#define MB_TRACE_SUFFIX "-trace.json"
+#define MB_MATRIX_SUFFIX "-matrix.csv"
 const char *mb_not_regular(const char *path); /* NULL (a regular file, or nothing), or what stands there */
 const char *mb_file_kind(mode_t mode);          /* NULL for a regular file, else "a FIFO" ... */
 /* A file aside, created (O_EXCL|O_NOFOLLOW: never a link's target) and, with lock, flock'ed for the

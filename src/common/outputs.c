@@ -66,21 +66,21 @@ void mb_outputs_list(const struct mb_opts *o, const char *csv, int profile, stru
 {
     l->n = 0;
     if (csv) {
-        char *json = mb_beside(csv, ".json");
+        char *json = mb_beside(csv, MB_JSON_SUFFIX);
         add(l, MB_BY_OUTPUT, o->output != NULL, "the CSV", csv, "");
         add(l, MB_BY_OUTPUT, 0, "the CSV written aside", csv, MB_ASIDE);
         add(l, MB_BY_OUTPUT, 0, "the metadata", json, "");
         add(l, MB_BY_OUTPUT, 0, "a temporary file of the metadata", json, MB_ASIDE);
         add(l, MB_BY_OUTPUT, 0, "a temporary file of the metadata", json, MB_TERM_ASIDE);
-        add_beside(l, MB_BY_OUTPUT, "the rounds file", csv, "-rounds.csv");
-        if (profile) add_beside(l, MB_BY_OUTPUT, "the communication matrix", csv, "-matrix.csv");
+        add_beside(l, MB_BY_OUTPUT, "the rounds file", csv, MB_ROUNDS_SUFFIX);
+        if (profile) add_beside(l, MB_BY_OUTPUT, "the communication matrix", csv, MB_MATRIX_SUFFIX);
         free(json);
     }
     if (o->trace && o->trace_out) {
         add(l, MB_BY_TRACE, 1, "the trace", o->trace_out, "");
         add(l, MB_BY_TRACE, 0, "the trace written aside", o->trace_out, MB_ASIDE);
     } else if (o->trace && csv) { /* beside the CSV: one of -o's files */
-        char *t = mb_beside(csv, "-trace.json");
+        char *t = mb_beside(csv, MB_TRACE_SUFFIX);
         add(l, MB_BY_OUTPUT, 0, "the trace", t, "");
         add(l, MB_BY_OUTPUT, 0, "the trace written aside", t, MB_ASIDE);
         free(t);

@@ -19,7 +19,7 @@ void mb_rounds_begin(struct mb_run *run, unsigned long long seed)
 {
     if (opened || run->rank != 0 || !run->csv_path) return;
     opened = 1;
-    char *path = mb_beside(run->csv_path, "-rounds.csv");
+    char *path = mb_beside(run->csv_path, MB_ROUNDS_SUFFIX);
     rounds = mb_aside_fopen(path); /* made afresh: nothing found there is written through */
     if (!rounds || fprintf(rounds, "%s\n", rounds_columns) < 0 || fflush(rounds)) {
         fprintf(stderr, "%s: warning: cannot write '%s': %s; the run goes on without per-round samples\n",

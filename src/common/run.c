@@ -166,7 +166,7 @@ static int open_aside(struct mb_run *run, char *err, size_t len)
             if (!taken) break;
         }
     }
-    run->json_path = mb_beside(run->csv_path, ".json");
+    run->json_path = mb_beside(run->csv_path, MB_JSON_SUFFIX);
     char *csv_aside = NULL, *raw_aside = NULL; /* set once the run made them */
     const char *bad = NULL;
     int e = 0, fd = -1;

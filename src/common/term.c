@@ -217,7 +217,7 @@ void mb_outputs_aside(const struct mb_run *run, const char *made_dir)
         snprintf(named[i], sizeof named[i], "%s", path[i] ? path[i] : "");
         free(a);
     }
-    char *r = mb_beside(run->csv_path, "-rounds.csv");
+    char *r = mb_beside(run->csv_path, MB_ROUNDS_SUFFIX);
     snprintf(rounds_path, sizeof rounds_path, "%s", r);
     free(r);
     waiting = 1;

@@ -284,7 +284,7 @@ void mb_trace_start(struct mb_run *run)
         if (o->trace_out)
             snprintf(path, sizeof path, "%s", o->trace_out);
         else { /* beside the CSV: <stem>-trace.json (outputs.c) */
-            char *t = mb_beside(run->csv_path, "-trace.json");
+            char *t = mb_beside(run->csv_path, MB_TRACE_SUFFIX);
             snprintf(path, sizeof path, "%s", t);
             free(t);
         }

@@ -150,7 +150,7 @@ static char *write_matrix(struct mb_run *r)
     free(mine);
     char *path = NULL;
     if (r->rank == 0) {
-        path = mb_beside(r->csv_path, "-matrix.csv"); /* (outputs.c: one of the run's files) */
+        path = mb_beside(r->csv_path, MB_MATRIX_SUFFIX); /* (outputs.c: one of the run's files) */
         char *aside = mb_aside_path(path);
         FILE *f = mb_aside_fopen(aside); /* written aside, renamed when whole */
         if (f) {
