@@ -533,7 +533,7 @@ int mb_finish(struct mb_run *run)
         if (run->lost) {
             /* a row lost to a full disk mid-run fails the run; the metadata on disk is the one counting
              * the rows before it (complete: false), and stays */
-            fprintf(stderr, "%s: cannot write '%s': %s; its rows up to there are kept (the metadata counts them)\n",
+            fprintf(stderr, "%s: cannot write '%s': %s; the rows before are kept (the metadata counts none it lacks)\n",
                     run->prog->name, run->csv_path, run->lost);
             code = 1;
         } else {
