@@ -147,21 +147,8 @@ int mb_outputs_check(const struct mb_opts *o, const char *csv, int profile, char
     struct mb_outputs l;
     char a[PATH_MAX + 64], b[PATH_MAX + 64];
     mb_outputs_list(o, csv, profile, &l);
-    /* a name the run will replace holds a regular file or nothing */
-    for (int i = 0; i < l.n; i++) {
-        const struct mb_output *f = &l.f[i];
-        const char *kind = f->aside ? NULL : mb_not_regular(f->path);
-        if (!kind) continue;
-        owner_name(o, csv, f->owner, profile, a, sizeof a);
-        if (f->given)
-            snprintf(err, len, "%s is %s, not a regular file: outputs replace what stands at their names, so only a "
-                               "regular file or a new name is taken", a, kind);
-        else
-            snprintf(err, len, "'%s', %s of %s, is %s, not a regular file: outputs replace what stands at their "
-                               "names, so only a regular file or a new name is taken", f->path, f->what, a, kind);
-        return 2;
-    }
-    /* and each file is its own: a later owner's file against every earlier owner's */
+    /* each file is its own: a later owner's file against every earlier owner's (a link that is another
+     * output is said as that) */
     for (int i = 0; i < l.n; i++)
         for (int j = 0; j < l.n; j++) {
             const struct mb_output *f = &l.f[i], *g = &l.f[j];
@@ -175,6 +162,20 @@ int mb_outputs_check(const struct mb_opts *o, const char *csv, int profile, char
                          g->what, b);
             return 2;
         }
+    /* and a name the run will replace holds a regular file or nothing */
+    for (int i = 0; i < l.n; i++) {
+        const struct mb_output *f = &l.f[i];
+        const char *kind = f->aside ? NULL : mb_not_regular(f->path);
+        if (!kind) continue;
+        owner_name(o, csv, f->owner, profile, a, sizeof a);
+        if (f->given)
+            snprintf(err, len, "%s is %s, not a regular file: outputs replace what stands at their names, so only a "
+                               "regular file or a new name is taken", a, kind);
+        else
+            snprintf(err, len, "'%s', %s of %s, is %s, not a regular file: outputs replace what stands at their "
+                               "names, so only a regular file or a new name is taken", f->path, f->what, a, kind);
+        return 2;
+    }
     return 0;
 }
 

@@ -545,6 +545,16 @@ static void trace_end(const char *profile_run_id, int *status, char *why)
     }
     for (int s = 0; s < T.nstretch; s++) T.begin[s] = NS(T.begin[s]), T.end[s] = NS(T.end[s]);
 #undef NS
+    /* A stretch spans every rank's: from the first MPI_Pcontrol(1) to the last (0).  Ranks leave the barrier
+     * before it at different times, and the aligned clocks differ by their residual error: rank 0's begin
+     * alone could follow another rank's first call of the stretch (by 1 ns in a simulated run). */
+    int counts[2] = {T.nstretch, -T.nstretch}, agree[2];
+    PMPI_Allreduce(counts, agree, 2, MPI_INT, MPI_MIN, mbp.world);
+    if (agree[0] == -agree[1] && T.nstretch > 0) { /* (ranks that stretched differently keep rank 0's) */
+        int root = mbp.rank == 0;
+        PMPI_Reduce(root ? MPI_IN_PLACE : T.begin, T.begin, T.nstretch, MPI_UINT64_T, MPI_MIN, 0, mbp.world);
+        PMPI_Reduce(root ? MPI_IN_PLACE : T.end, T.end, T.nstretch, MPI_UINT64_T, MPI_MAX, 0, mbp.world);
+    }
     qsort(all, (size_t)n, sizeof *all, cmp_ev_time); /* threads merged; each thread's own order is its time order */
     long long head[3] = {n, (long long)dropped, T.nthreads}, *heads = NULL;
     if (mbp.rank == 0) heads = malloc(3 * (size_t)mbp.size * sizeof *heads);
