@@ -473,3 +473,22 @@ def test_help_names_what_the_options_take(lib: str, tmp_path: Path) -> None:
     assert lines["--trace-out"].split()[:2] == ["--trace-out", "FILE"]
     assert lines["--raw"].split()[:2] == ["--raw", "FILE"]
     assert "unless the test overruns 4 x --time-budget" in lines["--reps"] and "minimum" not in lines["--reps"]
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_a_file_system_without_locks(tmp_path: Path, lib: str) -> None:
+    """flock failing as on Lustre mounted noflock (ENOSYS, by a preloaded stand-in): a run still runs,
+    unguarded; a file aside found there is refused, since nothing can say whether a live run writes it."""
+    shim = tmp_path / "noflock.so"
+    src = tmp_path / "noflock.c"
+    src.write_text("#include <errno.h>\nint flock(int fd, int op) { (void)fd; (void)op; errno = ENOSYS; return -1; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(shim), str(src)], check=True)
+    d = tmp_path / "run"
+    d.mkdir()
+    args = [str(exe(lib, "halocompare")), "-o", "a.csv", *QUICK, *HALO]
+    p = run(args, d, env={"LD_PRELOAD": str(shim)})
+    assert p.returncode == 0, p.stderr
+    assert sorted(listing(d)) == ["a.csv", "a.json"]
+    (d / "a.csv.tmp").write_text("run_id\n")
+    one_line(run(args, d, env={"LD_PRELOAD": str(shim)}), "halocompare: ",
+             "'a.csv.tmp' exists, and this file system cannot say whether a run is writing it: remove it if none is")

@@ -204,7 +204,9 @@ int mb_aside_create(const char *path, int lock, char *err, size_t len, const cha
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd >= 0) {
             if (!lock) return fd;
-            if (flock(fd, LOCK_EX | LOCK_NB) == 0 && still_there(fd, path)) {
+            int got = flock(fd, LOCK_EX | LOCK_NB) == 0;
+            if (!got && errno != EWOULDBLOCK) return fd; /* a file system without locks (Lustre's noflock): unguarded */
+            if (got && still_there(fd, path)) {
                 if (!name || !locked(name)) return fd;
                 unlink(path); /* the name is another live run's landed file */
                 close(fd);
@@ -234,9 +236,14 @@ int mb_aside_create(const char *path, int lock, char *err, size_t len, const cha
             return -1;
         }
         if (flock(old, LOCK_EX | LOCK_NB)) {
+            int e = errno;
             close(old);
-            snprintf(err, len, "'%s' is being written by another run now: give this run other names",
-                     name ? name : path);
+            if (e == EWOULDBLOCK)
+                snprintf(err, len, "'%s' is being written by another run now: give this run other names",
+                         name ? name : path);
+            else /* no locks here to tell a live run's file from a killed one's */
+                snprintf(err, len, "'%s' exists, and this file system cannot say whether a run is writing it: remove "
+                                   "it if none is", path);
             errno = EBUSY;
             return -1;
         }
