@@ -181,6 +181,20 @@ def test_trace_out_is_a_file_of_its_own(tmp_path: Path, lib: str, args: list[str
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+@pytest.mark.parametrize("trace,what", [("p.csv", "the CSV"), ("p.json", "the metadata"),
+                                        ("p-matrix.csv", "the communication matrix")])
+def test_the_profilers_trace_is_a_file_of_its_own(tmp_path: Path, lib: str, trace: str, what: str) -> None:
+    cmd = [*launcher(lib, 2), "env", f"LD_PRELOAD={profiler(lib)}", "MPIMB_PROF_OUT=p.csv",
+           f"MPIMB_PROF_TRACE={trace}", str(exe(lib, "pingpong")), "--version"]
+    p = run(cmd, tmp_path, lib=lib, n=2)
+    assert p.returncode == 2, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("mpimb-prof: ")]
+    assert lines == [(f"mpimb-prof: MPIMB_PROF_OUT: MPIMB_PROF_TRACE '{trace}' is {what} of 'p.csv' ('{trace}'): "
+                      "give each output its own file")], p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------- 4. files aside are never written through
 
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])

@@ -132,7 +132,9 @@ const char *mb_not_regular(const char *path)
 /* The option that names an owner's files, as the messages quote it. */
 static void owner_name(const struct mb_opts *o, const char *csv, int owner, int profile, char *buf, size_t len)
 {
-    if (profile) /* the profiler's messages name MPIMB_PROF_OUT first */
+    if (profile && owner == MB_BY_TRACE)
+        snprintf(buf, len, "MPIMB_PROF_TRACE '%s'", o->trace_out);
+    else if (profile) /* the profiler's messages name MPIMB_PROF_OUT first */
         snprintf(buf, len, "'%s'", csv);
     else if (owner == MB_BY_RAW)
         snprintf(buf, len, "--raw '%s'", o->raw);

@@ -142,6 +142,8 @@ void mbp_trace_init(void)
     if (from_init) T.begin[T.nstretch] = mbp_ticks(), T.name[T.nstretch] = NULL;
 }
 
+const char *mbp_trace_path(void) { return T.on && strcmp(T.path, "@program") ? T.path : NULL; }
+
 /* ------------------------------------------------ recording */
 
 static struct tbuf *thread_buffer(void)

@@ -54,6 +54,7 @@ static inline int mbp_tracing(void) { return __atomic_load_n(&mbp_trace_rec, __A
 
 void mbp_trace_init(void);   /* MPI_Init: the settings (exits 2 on a bad one) */
 void mbp_trace_finish(const char *profile_run_id); /* MPI_Finalize, collective over mbp.world */
+const char *mbp_trace_path(void); /* the trace's file (MPIMB_PROF_TRACE), NULL if none is named */
 /* level, and the suite's levels' arguments (NULL for others) */
 void mbp_trace_pcontrol(int level, const char *a, const char *b, int *status, char *err);
 

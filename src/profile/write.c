@@ -63,6 +63,7 @@ struct mb_run *mbp_open_run(int required, int provided, double init_seconds)
     if (label && *label && (err = mb_check_label("MPIMB_PROF_LABEL", label))) mbp_usage_error(err);
     r->opts.label = label && *label ? label : NULL;
     r->opts.output = out && *out ? out : "results";
+    if ((r->opts.trace_out = mbp_trace_path())) r->opts.trace = "MPIMB_PROF_TRACE"; /* one of the run's files too */
     mb_nodes_init(r->world, &r->nodes);
     r->nnodes = r->nodes.nnodes;
     r->ppn = r->nodes.ppn;
