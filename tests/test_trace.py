@@ -71,6 +71,9 @@ def test_trace_ties_to_its_run(traced: tuple[str, Path, dict[str, Any]]) -> None
     assert st["test"]["key"] == "halo/irecv-send/world/4-nbr/non-periodic/800/" + st["test"]["params"].replace(";", "/")
     assert "dims=2" in st["test"]["params"].split(";")
     assert st["test"]["iters"] == ITERS and st["end_us"] > st["begin_us"]
+    # the stretch spans every rank's: the first MPI_Pcontrol(1) to the last (0), so every call lies inside
+    x = events(doc, "X")
+    assert st["begin_us"] <= min(e["ts"] for e in x) and max(e["ts"] + e["dur"] for e in x) <= st["end_us"] + 1e-6
     assert o["dropped_events"] == 0 and o["unmatched_sends"] == 0 and o["unmatched_receives"] == 0
     assert o["clock"]["aligned_to"] == "rank 0" and o["clock"]["residual_error_s"] >= 0
     names = {e["pid"]: e["args"]["name"] for e in events(doc, "M") if e["name"] == "process_name"}
