@@ -335,6 +335,29 @@ def test_a_setting_without_a_column_is_in_the_key(lib: str, tmp_path: Path) -> N
     assert len(keys) == len(set(keys)) == 3, keys
 
 
+# a bcast algorithm of each library whose name no --list or option choice spells
+ALGORITHM = {"mpich": "scatter_ring_allgather", "openmpi": "scatter_allgather_ring"}
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_an_algorithm_is_a_word_of_the_pattern(lib: str, tmp_path: Path) -> None:
+    """--algorithms NAME makes NAME a word a pattern may use (it was refused at start: no word of the
+    program's); with --algorithms library, whose names the library gives only once MPI runs, the setting's
+    own form algorithm=NAME is taken at start and picks its stretch alone."""
+    need_profiler(lib)
+    name = ALGORITHM[lib]
+    r = run_mpi(lib, 2, "collectives", "--quick", "--tests", "bcast", "-m", "8:8", "--algorithms", name, "--trace",
+                name, out=tmp_path / "a.csv")
+    assert r.returncode == 0, r.stderr
+    [st] = json.loads((tmp_path / "a-trace.json").read_text())["otherData"]["stretches"]
+    assert f"/algorithm={name}/" in st["test"]["key"]
+    r = run_mpi(lib, 2, "collectives", "--quick", "--tests", "bcast", "-m", "8:8", "--algorithms", "library",
+                "--trace", "algorithm=binomial", out=tmp_path / "b.csv")
+    assert r.returncode == 0, r.stderr
+    [st] = json.loads((tmp_path / "b-trace.json").read_text())["otherData"]["stretches"]
+    assert "/algorithm=binomial/" in st["test"]["key"]
+
+
 def test_under_asan(tmp_path: Path) -> None:
     """A sanitizer build re-executes itself with its runtime first in LD_PRELOAD (ASan refuses to run
     otherwise): the trace is written, exit 0."""

@@ -14,8 +14,9 @@
  * "NT" (threads), the size in bytes and its params (key=value, or the value
  * alone: irecv-send/datatype), e.g. irecv-send/world/4-nbr.  Before
  * MPI starts, every word must be one of the program's (its options' choices,
- * what --list prints, or such words joined by '-') and not excluded by a
- * list option; a pattern no test of the run matched is found at the end. */
+ * the values its string options were given, what --list prints, or such
+ * words joined by '-') and not excluded by a list option, or a key=value
+ * word; a pattern no test of the run matched is found at the end. */
 #include "internal.h"
 #include "options.h"
 #define MBP_TRACE_ONLY_LEVELS
@@ -85,7 +86,10 @@ static char *vocabulary(const struct mb_program *prog)
     FILE *m = open_memstream(&text, &n);
     if (!m) return NULL;
     for (const struct mb_option *o = prog->options; o && o->name; o++)
-        if (o->kind == MB_OPT_LIST || o->kind == MB_OPT_CHOICE) fprintf(m, "%s\n", o->choices);
+        if (o->kind == MB_OPT_LIST || o->kind == MB_OPT_CHOICE)
+            fprintf(m, "%s\n", o->choices);
+        else if (o->kind == MB_OPT_STRING && *(const char **)o->dest) /* as given: --algorithms NAME,NAME */
+            fprintf(m, "%s\n", *(const char **)o->dest);
     if (prog->list) { /* it prints to stdout (and calls no MPI): caught here */
         fflush(stdout);
         FILE *out = stdout;
@@ -116,11 +120,9 @@ static int known_word(const struct mb_program *prog, const char *w, size_t l, co
 {
     *opt = NULL;
     const char *eq = memchr(w, '=', l);
-    if (eq && eq > w) { /* a params word, key=value: its value must be a word */
-        l -= (size_t)(eq + 1 - w);
-        w = eq + 1;
-        if (!l) return 0;
-    }
+    if (eq && eq > w) /* a setting as params spells it (algorithm=NAME, whose names the library gives only once
+                       * MPI runs): taken as asked, and a run whose rows have none is found at the end */
+        return eq + 1 < w + l;
     for (const struct mb_option *o = prog->options; o && o->name; o++) {
         int i = o->kind == MB_OPT_LIST ? mb_choice_index(o->choices, w, l) : -1;
         if (i >= 0) {
