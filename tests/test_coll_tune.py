@@ -186,13 +186,53 @@ def test_tuning_option_bad_input(tmp_path: Path) -> None:
     (d / "cut.json").write_text('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bc')
     (d / "rules.conf").write_text("1\n7\n1\n4\n1\n0 6 0 0\n")
     (d / "cut.conf").write_text("1\n7\n1\n4\n2\n0 6 0 0\n")
+    # checked against the library's own lists and the files' structure (issue 44): no abort, assertion or hang
+    (d / "alg99.conf").write_text("1\n7\n1\n4\n1\n0 99 0 0\n")
+    (d / "id5.conf").write_text("1\n5\n1\n4\n1\n0 1 0 0\n")
+    (d / "twice.conf").write_text("1\n7\n1\n4\n2\n0 6 0 0\n0 1 0 0\n")
+    (d / "empty.json").write_text("{}\n")
+    (d / "a1.json").write_text('{"a": 1}\n')
+    (d / "foo.json").write_text('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_foo": {}}}}')
+    (d / "leaf.json").write_text('{"collective=bcast": {"comm_type=intra": {}}}')
+    os.mkfifo(d / "fifo")
     run = tmp_path / "run"
     run.mkdir()
     for f, words, lib in (("sel.json", "not Open MPI's coll_tuned rules", "openmpi"),
                           ("cut.conf", "truncated or malformed", "openmpi"),
                           ("rules.conf", "not MPICH's selection format", "mpich"),
-                          ("cut.json", "truncated or malformed", "mpich")):
+                          ("cut.json", "truncated or malformed", "mpich"),
+                          ("alg99.conf", "alg99.conf: bcast algorithm 99 is none of this Open MPI's", "openmpi"),
+                          ("id5.conf", "collective ID 5 is none that coll_tuned chooses an algorithm for", "openmpi"),
+                          ("twice.conf", "bcast: message sizes must be rising from 0, got 0 after 0", "openmpi"),
+                          ("empty.json", "not MPICH's selection format: no collective in it", "mpich"),
+                          ("a1.json", "not MPICH's selection format: 'a' is not collective=NAME", "mpich"),
+                          ("foo.json", "'algorithm=MPIR_Bcast_intra_foo' is no algorithm of this MPICH", "mpich"),
+                          ("leaf.json", "'comm_type=intra' leads to no algorithm", "mpich"),
+                          ("sel.json", "it lacks collective=allreduce, which MPICH then asserts on", "mpich"),
+                          ("fifo", "fifo is a FIFO, not a regular file", "openmpi"),
+                          ("fifo", "fifo is a FIFO, not a regular file", "mpich")):
         check_bad_input("collectives", ["--tuning", str(d / f)], words, run, libs=(lib,))
+
+
+@pytest.mark.parametrize("name,shown", [("a\nb.conf", "a_b.conf"), (b"r\xc3.conf", "r_.conf"),
+                                        ("x;y=z,\"q\".conf", "x_y_z__q_.conf"), ("é.conf", "é.conf")])
+def test_a_tuning_files_name_in_the_rows(tmp_path: Path, name: str | bytes, shown: str) -> None:
+    """The file's name reaches params as tuning=NAME with a newline, a UTF-8 sequence cut short and the
+    separators replaced: the CSV stays one line per row, valid UTF-8."""
+    exe = bindir("openmpi") / "collectives"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    path = os.path.join(os.fsencode(tmp_path), name if isinstance(name, bytes) else os.fsencode(name))
+    with open(path, "w") as f:
+        f.write("1\n7\n1\n4\n1\n0 6 0 0\n")
+    out = tmp_path / "t.csv"
+    p = subprocess.run([str(exe), "--tuning", path, "--quick", "--tests", "bcast", "-m", "8:8", "-o", str(out)],
+                       capture_output=True, timeout=120, cwd=tmp_path, check=False)
+    assert p.returncode == 0, p.stderr
+    lines = out.read_bytes().decode("utf-8").splitlines()  # valid UTF-8, one line per row
+    tuned = [ln for ln in lines[1:] if f"tuning={shown}," in ln or f"tuning={shown};" in ln]
+    assert len(lines) > 1 and all(len(ln.split(",")) == len(lines[0].split(",")) for ln in lines), lines
+    assert tuned == lines[1:], lines
 
 
 def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:

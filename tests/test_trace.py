@@ -67,8 +67,13 @@ def test_trace_ties_to_its_run(traced: tuple[str, Path, dict[str, Any]]) -> None
     assert meta["trace"]["profiler"].endswith(f"build/{lib}/lib/libmpimb-prof.so")
     # one stretch: the matching test only (irecv-isend was measured too, not traced)
     [st] = o["stretches"]
-    assert st["test"]["key"] == "halo/irecv-send/world/4-nbr/non-periodic/800"
+    # the columns' words, then the row's params as key=value words
+    assert st["test"]["key"] == "halo/irecv-send/world/4-nbr/non-periodic/800/" + st["test"]["params"].replace(";", "/")
+    assert "dims=2" in st["test"]["params"].split(";")
     assert st["test"]["iters"] == ITERS and st["end_us"] > st["begin_us"]
+    # the stretch spans every rank's: the first MPI_Pcontrol(1) to the last (0), so every call lies inside
+    x = events(doc, "X")
+    assert st["begin_us"] <= min(e["ts"] for e in x) and max(e["ts"] + e["dur"] for e in x) <= st["end_us"] + 1e-6
     assert o["dropped_events"] == 0 and o["unmatched_sends"] == 0 and o["unmatched_receives"] == 0
     assert o["clock"]["aligned_to"] == "rank 0" and o["clock"]["residual_error_s"] >= 0
     names = {e["pid"]: e["args"]["name"] for e in events(doc, "M") if e["name"] == "process_name"}
@@ -291,7 +296,8 @@ def test_thread_tracks(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "t-trace.json").read_text())
     o = doc["otherData"]
-    assert [st["test"]["key"] for st in o["stretches"]] == ["latency-mt/threads-tags/shared/2T/8"]
+    [st] = o["stretches"]
+    assert st["test"]["key"] == "latency-mt/threads-tags/shared/2T/8/" + st["test"]["params"].replace(";", "/")
     assert {(e["pid"], e["tid"]) for e in events(doc, "X")} == {(0, 0), (0, 1), (1, 0), (1, 1)}
     assert {(e["pid"], e["tid"]) for e in events(doc, "M") if e["name"] == "thread_name"} == {
         (0, 0), (0, 1), (1, 0), (1, 1)}
@@ -309,6 +315,47 @@ def test_compound_words(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     keys = [st["test"]["key"] for st in json.loads((tmp_path / "r-trace.json").read_text())["otherData"]["stretches"]]
     assert keys and all(k.startswith("put-latency/fence/") for k in keys)
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_a_setting_without_a_column_is_in_the_key(lib: str, tmp_path: Path) -> None:
+    """--layout array measures each method with every packing, which only params tells apart: the stretch's
+    key has it (packing=datatype), so a pattern may name the packing alone and each stretch is its own."""
+    need_profiler(lib)
+    r = run_mpi(lib, 2, "halocompare", *TINY["mpich"], *ARGS, "--layout", "array", "--trace", "irecv-send/datatype",
+                out=tmp_path / "l.csv")
+    assert r.returncode == 0, r.stderr
+    st = json.loads((tmp_path / "l-trace.json").read_text())["otherData"]["stretches"]
+    assert len(st) == 1 and "/packing=datatype/" in st[0]["test"]["key"] + "/", st
+    assert "packing=datatype" in st[0]["test"]["params"].split(";")
+    r = run_mpi(lib, 2, "halocompare", *TINY["mpich"], *ARGS, "--layout", "array", "--trace", "irecv-send/world",
+                out=tmp_path / "m.csv")
+    assert r.returncode == 0, r.stderr
+    keys = [s["test"]["key"] for s in json.loads((tmp_path / "m-trace.json").read_text())["otherData"]["stretches"]]
+    assert len(keys) == len(set(keys)) == 3, keys
+
+
+# a bcast algorithm of each library whose name no --list or option choice spells
+ALGORITHM = {"mpich": "scatter_ring_allgather", "openmpi": "scatter_allgather_ring"}
+
+
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_an_algorithm_is_a_word_of_the_pattern(lib: str, tmp_path: Path) -> None:
+    """--algorithms NAME makes NAME a word a pattern may use (it was refused at start: no word of the
+    program's); with --algorithms library, whose names the library gives only once MPI runs, the setting's
+    own form algorithm=NAME is taken at start and picks its stretch alone."""
+    need_profiler(lib)
+    name = ALGORITHM[lib]
+    r = run_mpi(lib, 2, "collectives", "--quick", "--tests", "bcast", "-m", "8:8", "--algorithms", name, "--trace",
+                name, out=tmp_path / "a.csv")
+    assert r.returncode == 0, r.stderr
+    [st] = json.loads((tmp_path / "a-trace.json").read_text())["otherData"]["stretches"]
+    assert f"/algorithm={name}/" in st["test"]["key"]
+    r = run_mpi(lib, 2, "collectives", "--quick", "--tests", "bcast", "-m", "8:8", "--algorithms", "library",
+                "--trace", "algorithm=binomial", out=tmp_path / "b.csv")
+    assert r.returncode == 0, r.stderr
+    [st] = json.loads((tmp_path / "b-trace.json").read_text())["otherData"]["stretches"]
+    assert "/algorithm=binomial/" in st["test"]["key"]
 
 
 def test_under_asan(tmp_path: Path) -> None:

@@ -151,8 +151,10 @@ void coll_algs_strict(int on); /* MPICH: a forced algorithm that cannot apply fa
 void coll_algs_free(struct coll_algs *a); /* restores the variable's value at start */
 void coll_algs_end(void);
 char *coll_algs_default_selection(void); /* MPICH: its compiled-in selection JSON (malloc'd), else NULL */
+char *coll_library_image(long *n); /* MPICH: the loaded library's file, n bytes (malloc'd, NUL after), else NULL */
 
-/* tuning.c: --tuning FILE checked for this library and set in the environment (before MPI_Init); NULL or why not. */
+/* tuning.c: --tuning FILE checked for this library (a regular file, its structure, every algorithm one the
+ * library has) and set in the environment (before MPI_Init); coll_tuning_name set; NULL or why not. */
 const char *coll_tuning_use(const char *path);
 extern char coll_tuning_name[64]; /* main.c: the rows' tuning=<file name> ("" without --tuning) */
 

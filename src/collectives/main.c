@@ -74,10 +74,6 @@ static const char *validate(void)
     if (tuning_arg) {
         const char *why = coll_tuning_use(tuning_arg);
         if (why) return why;
-        const char *base = strrchr(tuning_arg, '/');
-        snprintf(coll_tuning_name, sizeof coll_tuning_name, "%s", base ? base + 1 : tuning_arg);
-        for (char *c = coll_tuning_name; *c; c++)
-            if (*c == ';' || *c == '=' || *c == ',' || *c == '"') *c = '_';
     }
     nroots = 0;
     for (const char *p = root_arg; p;) {

@@ -296,6 +296,30 @@ int coll_algs_lookup(const struct coll_algs *a, const char *name)
     return -1;
 }
 
+char *coll_library_image(long *n)
+{
+#if defined(COLL_ALGS_MPICH)
+    Dl_info info;
+    void *sym = dlsym(RTLD_DEFAULT, "PMPI_Init");
+    if (!sym || !dladdr(sym, &info) || !info.dli_fname) return NULL;
+    FILE *f = fopen(info.dli_fname, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    *n = -1;
+    if (fseek(f, 0, SEEK_END) || (*n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) || !(buf = malloc((size_t)*n + 1)) ||
+        fread(buf, 1, (size_t)*n, f) != (size_t)*n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) buf[*n] = 0;
+    fclose(f);
+    return buf;
+#else
+    (void)n;
+    return NULL;
+#endif
+}
+
 /* MPICH: the library's own selection (the JSON it compiles in and uses
  * without MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE), read from the library
  * file the process has loaded: the string that starts with {"collective=
@@ -305,16 +329,9 @@ int coll_algs_lookup(const struct coll_algs *a, const char *name)
 char *coll_algs_default_selection(void)
 {
 #if defined(COLL_ALGS_MPICH)
-    Dl_info info;
-    void *sym = dlsym(RTLD_DEFAULT, "PMPI_Init");
-    if (!sym || !dladdr(sym, &info) || !info.dli_fname) return NULL;
-    FILE *f = fopen(info.dli_fname, "rb");
-    if (!f) return NULL;
-    char *buf = NULL, *found = NULL;
-    long n = -1;
-    if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)n + 1)) &&
-        fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = 0;
+    long n = 0;
+    char *buf = coll_library_image(&n), *found = NULL;
+    if (buf) {
         static const char start[] = "{\"collective=";
         for (char *p = buf; !found && (p = memmem(p, (size_t)(buf + n - p), start, sizeof start - 1));) {
             size_t len = strnlen(p, (size_t)(buf + n - p));
@@ -327,7 +344,6 @@ char *coll_algs_default_selection(void)
         }
     }
     free(buf);
-    fclose(f);
     return found;
 #else
     return NULL;

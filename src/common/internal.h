@@ -3,6 +3,9 @@
 #define MB_INTERNAL_H
 #include "mb.h"
 
+#include <locale.h>
+#include <sys/types.h>
+
 /* "halo irecv-isend cart 8-nbr periodic 16000 B" */
 void mb_row_desc(const struct mb_run *run, const struct mb_row *row, char *buf, size_t len);
 /* Counts a failed verification; the run goes on and mb_finish exits 1. */
@@ -42,18 +45,58 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len);
 #define MB_ASIDE ".tmp"
 #define MB_TERM_ASIDE ".term" /* the metadata a SIGTERM leaves, before its rename (term.c) */
 char *mb_aside_path(const char *path); /* PATH.tmp (malloc'd) */
+
+/* outputs.c: the files of a run, their one list (docs/results-format.md, "Output paths").  Each belongs
+ * to the option that names it: -o (the CSV and every file beside it, the trace too unless --trace-out),
+ * --trace-out, --raw; given: the path as the user gave it; aside: a file written aside (renamed later). */
+enum { MB_BY_OUTPUT, MB_BY_TRACE, MB_BY_RAW, MB_MAX_OUTPUTS = 16 };
+struct mb_output {
+    char path[4096 + 16];
+    const char *what; /* "the metadata" */
+    int owner, given, aside;
+};
+struct mb_outputs {
+    int n;
+    struct mb_output f[MB_MAX_OUTPUTS];
+};
+/* csv: the CSV's path, NULL while it is not known (-o DIR: named at start); profile: the profiler's run
+ * (its communication matrix) */
+void mb_outputs_list(const struct mb_opts *o, const char *csv, int profile, struct mb_outputs *l);
+/* 0, or 2 with the one line in err: a name holds something other than a regular file (a device, FIFO,
+ * socket, directory or symbolic link, which the rename would replace), or two outputs are one file */
+int mb_outputs_check(const struct mb_opts *o, const char *csv, int profile, char *err, size_t len);
+char *mb_beside(const char *csv, const char *suffix); /* the CSV's stem (".csv" off, if there) + suffix (malloc'd) */
+/* the files named after the CSV: mb_beside(csv, MB_..._SUFFIX) */
+#define MB_JSON_SUFFIX ".json"
+#define MB_ROUNDS_SUFFIX "-rounds.csv"
+#define MB_TRACE_SUFFIX "-trace.json"
+#define MB_MATRIX_SUFFIX "-matrix.csv"
+const char *mb_not_regular(const char *path); /* NULL (a regular file, or nothing), or what stands there */
+const char *mb_file_kind(mode_t mode);          /* NULL for a regular file, else "a FIFO" ... */
+/* A file aside, created (O_EXCL|O_NOFOLLOW: never a link's target) and, with lock, flock'ed for the
+ * run; one a killed run left is taken over, one a live run holds (or its landed file name, if given)
+ * refused.  The fd, or -1 with the one line in err (errno set). */
+int mb_aside_create(const char *path, int lock, char *err, size_t len, const char *name);
+FILE *mb_aside_fopen(const char *path); /* created afresh for writing (whatever stood there unlinked), or NULL */
+/* Numbers the suite writes have '.' decimals whatever locale the process is
+ * in (an application under the profiler may have called setlocale): this
+ * thread in the "C" locale until mb_locale_back(what it returned). */
+locale_t mb_locale_c(void);
+void mb_locale_back(locale_t was);
+/* output.c: buf into f as one piece: all of it, or (a full disk) none of it -- the file cut back; 0 or -1 (errno) */
+int mb_write_whole(FILE *f, const char *buf, size_t len);
 void mb_costs_rss(struct mb_run *run);        /* peak RSS into mb_costs; collective */
 
 /* output.c */
 void mb_csv_header(FILE *f);
-void mb_csv_row(const struct mb_run *run, const struct mb_row *row);
+int mb_csv_row(const struct mb_run *run, const struct mb_row *row); /* the line whole, or none of it: 0 or -1 (errno) */
 /* raw.c: --raw FILE, every repetition's time on every rank (long format).
  * mb_raw_write is collective over k->comm; world rank 0 keeps the lines
  * until mb_raw_flush writes them, right after their row reached the CSV
  * (mb_end); mb_raw_discard drops those of a test that never ended.
  * reference: the lines are a paired reference's (test k->ref_test, method
  * "reference"), else the row's own. */
-int mb_raw_open(struct mb_run *run, const char *aside, char *err, size_t len); /* header into aside (errors name --raw's) */
+int mb_raw_open(struct mb_run *run, char *err, size_t len); /* header into its file aside, locked (outputs.c) */
 void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, int reference,
                   const double *mine, long n);
 int mb_raw_flush(struct mb_run *run); /* 0, or -1 (errno) */
@@ -91,7 +134,7 @@ void mb_term_release(void); /* back to the default SIGTERM action */
  * run starts measuring, writes a row, ends, or gets SIGTERM; mb_outputs_remove
  * deletes the run's files: those aside before the landing, else the landed
  * ones and the rounds file (a usage error leaves no file of its own). */
-void mb_outputs_aside(const struct mb_run *run);
+void mb_outputs_aside(const struct mb_run *run, const char *made_dir); /* made_dir: made for them, or NULL */
 void mb_outputs_land(void);
 void mb_outputs_remove(void);
 void mb_utc_now(char *buf, size_t len, int compact);
@@ -123,7 +166,9 @@ void mb_sync_meta(FILE *f, const struct mb_run *run);
 void mb_trace_preload(char **argv, const struct mb_opts *o, char *err, size_t len);
 void mb_trace_start(struct mb_run *run); /* the trace's path and run id to the profiler; the JSON's "trace" */
 void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row); /* after measuring */
-int mb_trace_end(struct mb_run *run); /* 2 when --trace matched no test (said by rank 0), else 0 */
+/* The trace written (collective): 2 when --trace matched no test (said by rank 0), else 0, and on rank 0
+ * why the trace could not be written into err (else "") */
+int mb_trace_end(struct mb_run *run, char *err, size_t len);
 
 /* order.c: --order */
 void mb_permutation(unsigned long long seed, int *perm, int n); /* seeded Fisher-Yates */
@@ -137,12 +182,11 @@ void mb_order_free(struct mb_run *run);
 const char *mb_stop_reason(const struct mb_opts *o, long n, double ratio, double elapsed, double budget);
 
 /* rounds.c: the rounds file of mb_measure_group (rank 0).  mb_rounds_begin
- * opens it at the first group (and names it and the seed in the JSON);
+ * opens it at the first group (mb_beside: CSV stem + "-rounds.csv"; the JSON names it and the seed);
  * mb_rounds_write appends one group's samples, after its rows are in the
  * CSV: t[j][r] is member j's slowest-rank time in kept round r, pos[j][r]
  * its place in that round's order, row[j] its 1-based data row in the CSV. */
 void mb_rounds_begin(struct mb_run *run, unsigned long long seed);
-char *mb_rounds_path(const char *csv_path); /* the rounds file beside this CSV (malloc'd) */
 void mb_rounds_write(const struct mb_run *run, long group, int n, const int *row, const double *const *t,
                      const int *const *pos, long nrounds);
 

@@ -48,7 +48,7 @@ struct mb_option {
     enum mb_opt_kind kind;
     void *dest;
     long long min, max;  /* INT and SIZE bounds (inclusive); DOUBLE: min 0 allows 0, else > 0 */
-    const char *choices; /* CHOICE and LIST: comma-separated words */
+    const char *choices; /* CHOICE and LIST: comma-separated words; STRING: its value's name in --help (TEXT) */
     const char *help;
 };
 
@@ -180,6 +180,7 @@ struct mb_run {
     char *csv_path, *json_path;
     struct mb_row *rows; /* every finished row, for the program's tables */
     int nrows, cap_rows;
+    const char *lost; /* why rows stopped reaching the CSV (a full disk: term.c), or NULL */
     char *extra_meta;    /* ",\"key\": value" pairs appended to the JSON */
     int order_path[MB_ORDER_DEPTH]; /* mb_order: the item each loop depth is on */
     int *order_perm[MB_ORDER_DEPTH];

@@ -557,7 +557,7 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
 int mb_meta_aside(struct mb_run *run, int complete)
 {
     char *tmp = mb_aside_path(run->json_path);
-    FILE *f = fopen(tmp, "w");
+    FILE *f = mb_aside_fopen(tmp); /* made afresh: a link there is not written through */
     int rc = -1;
     if (f) {
         mb_meta_render(f, run, complete, NULL);

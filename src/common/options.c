@@ -23,15 +23,17 @@ static const struct mb_option common[] = {
     {"help", 'h', MB_OPT_FLAG, &want_help, 0, 0, NULL, "show this help and exit"},
     {"version", 0, MB_OPT_FLAG, &want_version, 0, 0, NULL, "show the suite version and exit"},
     {"list", 0, MB_OPT_FLAG, &want_list, 0, 0, NULL, "list the tests/methods available and exit"},
-    {"output", 'o', MB_OPT_STRING, &O.output, 0, 0, NULL,
+    {"output", 'o', MB_OPT_STRING, &O.output, 0, 0, "PATH",
      "CSV path (default results/PROGRAM-LABEL-npN-UTC.csv; metadata beside it as .json)"},
-    {"label", 0, MB_OPT_STRING, &O.label, 0, 0, NULL, "machine/run label (default: short host name)"},
-    {"raw", 0, MB_OPT_STRING, &O.raw, 0, 0, NULL,
+    {"label", 0, MB_OPT_STRING, &O.label, 0, 0, "LABEL", "machine/run label (default: short host name)"},
+    {"raw", 0, MB_OPT_STRING, &O.raw, 0, 0, "FILE",
      "also write every repetition's time on every rank to this CSV (long format, for distributions)"},
     {"quick", 0, MB_OPT_FLAG, &O.quick, 0, 0, NULL, "tiny counts, for smoke tests"},
     {"verify", 0, MB_OPT_FLAG, &O.verify, 0, 0, NULL, "check every byte received (before timing)"},
     {"timeout", 0, MB_OPT_DOUBLE, &O.timeout, 1, 0, NULL, "seconds per test before the job is aborted (300)"},
-    {"reps", 0, MB_OPT_INT, &O.reps, 1, 1000000, NULL, "minimum repetitions per test (10)"},
+    {"reps", 0, MB_OPT_INT, &O.reps, 1, 1000000, NULL,
+     "repetitions per test at least (10), unless the test overruns 4 x --time-budget: it then ends with those it has "
+     "(stop_reason budget)"},
     {"max-reps", 0, MB_OPT_INT, &O.max_reps, 1, 10000000, NULL, "maximum repetitions per test (1000)"},
     {"rel-ci", 0, MB_OPT_DOUBLE, &O.rel_ci, 1, 0, NULL, "stop when the median's 95% CI is within this fraction (0.02)"},
     {"time-budget", 0, MB_OPT_DOUBLE, &O.time_budget, 1, 0, NULL, "seconds per test for extra repetitions (0.1)"},
@@ -54,11 +56,11 @@ static const struct mb_option common[] = {
     {"overlap", 0, MB_OPT_DOUBLE, &O.overlap, 1, 1000, NULL,
      "also measure each nonblocking operation with computation F times its own time between its start and its "
      "wait: the share of it hidden (docs/measurement.md, \"Overlap with computation\") (off)"},
-    {"trace", 0, MB_OPT_STRING, &O.trace, 0, 0, NULL,
+    {"trace", 0, MB_OPT_STRING, &O.trace, 0, 0, "PATTERN",
      "after measuring each test matching PATTERN (words joined by '/', e.g. irecv-send/world/4-nbr), trace a few "
      "more iterations with libmpimb-prof.so (Chrome trace-event JSON beside the CSV)"},
     {"trace-iters", 0, MB_OPT_INT, &O.trace_iters, 1, 100000, NULL, "--trace: iterations traced per test (3)"},
-    {"trace-out", 0, MB_OPT_STRING, &O.trace_out, 0, 0, NULL, "--trace: the trace's path (default: CSV stem + -trace.json)"},
+    {"trace-out", 0, MB_OPT_STRING, &O.trace_out, 0, 0, "FILE", "--trace: the trace's path (default: CSV stem + -trace.json)"},
     {0},
 };
 
@@ -208,65 +210,6 @@ const char *mb_check_label(const char *what, const char *l)
     return NULL;
 }
 
-/* Where an output path lands: the real path of its directory and its name
- * (the directory need not exist yet: then as written). */
-static void resolved(const char *path, char *out, size_t len)
-{
-    char dir[PATH_MAX], real[PATH_MAX];
-    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    snprintf(out, len, "%s/%s", realpath(dir, real) ? real : dir, base);
-}
-
-static int same_file(const char *a, const char *b)
-{
-    char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
-    struct stat sa, sb;
-    resolved(a, ra, sizeof ra);
-    resolved(b, rb, sizeof rb);
-    if (!strcmp(ra, rb)) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* Every output of the run is a file of its own: -o's CSV (and the CSV
- * aside, MB_ASIDE, until the run measures), its metadata (and the
- * metadata's temporary names), its rounds file, and --raw's samples (and
- * their file aside).  Decided here, before MPI starts, so a collision
- * leaves nothing behind. */
-static const char *distinct_outputs(const struct mb_opts *o)
-{
-    if (!o->raw) return NULL;
-    struct stat st;
-    if (!o->output || (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode)) || o->output[strlen(o->output) - 1] == '/')
-        return NULL; /* a directory: the CSV's name is new (program, label, time), so no --raw is it */
-    enum { N = 6 };
-    char paths[N][PATH_MAX + 32], raw_aside[PATH_MAX + 32];
-    static const char *const what[N] = {"the CSV", "the metadata", "a temporary file of the metadata",
-                                        "a temporary file of the metadata", "the CSV written aside",
-                                        "the rounds file"};
-    char *rounds = mb_rounds_path(o->output);
-    snprintf(paths[0], sizeof paths[0], "%.*s", PATH_MAX, o->output);
-    mb_meta_path(o->output, paths[1], PATH_MAX);
-    snprintf(paths[2], sizeof paths[2], "%.*s" MB_ASIDE, PATH_MAX, paths[1]);
-    snprintf(paths[3], sizeof paths[3], "%.*s" MB_TERM_ASIDE, PATH_MAX, paths[1]);
-    snprintf(paths[4], sizeof paths[4], "%.*s" MB_ASIDE, PATH_MAX, paths[0]);
-    snprintf(paths[5], sizeof paths[5], "%.*s", PATH_MAX, rounds);
-    snprintf(raw_aside, sizeof raw_aside, "%.*s" MB_ASIDE, PATH_MAX, o->raw);
-    free(rounds);
-    for (int i = 0; i < N; i++) {
-        if (same_file(o->raw, paths[i]))
-            return fail("--raw '%s' is %s of -o '%s' ('%s'): give each output its own file", o->raw, what[i],
-                        o->output, paths[i]);
-        if (same_file(raw_aside, paths[i]))
-            return fail("--raw '%s' is written aside as '%s', %s of -o '%s': give each output its own file", o->raw,
-                        raw_aside, what[i], o->output);
-    }
-    return NULL;
-}
-
 const char *mb_parse_options(int argc, char **argv, const struct mb_program *prog, struct mb_opts *out,
                              int *action)
 {
@@ -360,7 +303,12 @@ const char *mb_parse_options(int argc, char **argv, const struct mb_program *pro
             O.size_max = O.quick && prog->quick_size_max ? prog->quick_size_max : prog->size_max;
         }
     }
-    if ((err = distinct_outputs(&O))) return err;
+    /* the outputs, found out before MPI starts so that a bad one leaves nothing behind (outputs.c); -o DIR:
+     * the CSV's name is new (program, label, time) */
+    struct stat st;
+    size_t ol = O.output ? strlen(O.output) : 0;
+    int dir = ol && (O.output[ol - 1] == '/' || (stat(O.output, &st) == 0 && S_ISDIR(st.st_mode)));
+    if (mb_outputs_check(&O, ol && !dir ? O.output : NULL, 0, errbuf, sizeof errbuf)) return errbuf;
     if (prog->validate && (err = prog->validate())) return fail("%s", err);
     if ((err = mb_trace_check(prog, &O, errbuf, sizeof errbuf))) return err == errbuf ? err : fail("%s", err);
     if (O.trace && !O.trace_iters) O.trace_iters = 3;
@@ -411,8 +359,9 @@ void mb_print_help(const struct mb_program *prog)
             if (not_for(&t[i], prog)) continue;
             static const char *const meta[] = {"", "N", "SIZE", "X", "WORD", "LIST", "TEXT", "MIN:MAX"};
             char lhs[64];
+            const char *value = t[i].kind == MB_OPT_STRING && t[i].choices ? t[i].choices : meta[t[i].kind];
             snprintf(lhs, sizeof lhs, "%c%c%s--%s%s%s", t[i].short_name ? '-' : ' ', t[i].short_name ? t[i].short_name : ' ',
-                     t[i].short_name ? ", " : "  ", t[i].name, t[i].kind == MB_OPT_FLAG ? "" : " ", meta[t[i].kind]);
+                     t[i].short_name ? ", " : "  ", t[i].name, t[i].kind == MB_OPT_FLAG ? "" : " ", value);
             printf("  %-26s %s", lhs, t[i].help);
             if (t[i].kind == MB_OPT_CHOICE || t[i].kind == MB_OPT_LIST) printf(" [%s]", list_words(t[i].choices));
             printf("\n");

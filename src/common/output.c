@@ -1,10 +1,12 @@
 /* CSV rows, progress lines and the plain-text table printer. */
 #include "internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The results columns, in order: analysis/mpimb/schema/results.schema.json
  * is their one definition (types, meaning); tests/test_schema.py fails when
@@ -77,9 +79,36 @@ const char *mb_thread_level_name(int l)
     return thread_words[index];
 }
 
-void mb_csv_row(const struct mb_run *run, const struct mb_row *r)
+/* A full disk (or quota, or size limit) takes a write only in part: the
+ * part is cut off again, so a file ends with whole lines (rows, their raw
+ * samples, a group's rounds). */
+int mb_write_whole(FILE *f, const char *buf, size_t len)
 {
-    FILE *f = run->csv;
+    if (fflush(f)) return -1;
+    int fd = fileno(f);
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, buf + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
+            if (at >= 0 && ftruncate(fd, at) == 0) lseek(fd, at, SEEK_SET); /* none of it, then */
+            errno = e;
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+int mb_csv_row(const struct mb_run *run, const struct mb_row *r)
+{
+    /* the line is made in memory and goes out as one piece (a full disk: none of it, outputs.c) */
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (!f) return -1;
     int m = !r->na; /* measured */
     field(f, run->run_id, 0);
     field(f, run->prog->name, 0);
@@ -113,7 +142,9 @@ void mb_csv_row(const struct mb_run *run, const struct mb_row *r)
     integer(f, r->slowest_rank);
     field(f, r->verified, 0);
     field(f, run->label, 1);
-    fflush(f); /* a killed job keeps every finished row */
+    int rc = fclose(f) ? -1 : mb_write_whole(run->csv, line, len); /* a killed job keeps every finished row */
+    free(line);
+    return rc;
 }
 
 /* v as the CSV keeps it (9 significant digits): the one input of a table

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const raw_columns = "run_id,row,test,method,comm,bytes,rep,rank,seconds";
 
@@ -34,8 +35,7 @@ void mb_raw_discard(void) { pending_len = 0; }
 int mb_raw_flush(struct mb_run *run)
 {
     int rc = 0;
-    if (run->raw && pending_len) rc = fwrite(pending, 1, pending_len, run->raw) != pending_len;
-    if (run->raw) rc |= fflush(run->raw) != 0;
+    if (run->raw && pending_len) rc = mb_write_whole(run->raw, pending, pending_len); /* a row's lines: all or none */
     pending_len = 0;
     return rc ? -1 : 0;
 }
@@ -47,17 +47,25 @@ void mb_raw_release(void)
     pending_len = pending_cap = 0;
 }
 
-int mb_raw_open(struct mb_run *run, const char *aside, char *err, size_t len)
+int mb_raw_open(struct mb_run *run, char *err, size_t len)
 {
-    if (!run->opts.raw) return 0;
-    run->raw = fopen(aside, "w");
-    if (!run->raw || fprintf(run->raw, "%s\n", raw_columns) < 0 || fflush(run->raw)) {
-        snprintf(err, len, "cannot write '%s': %s", run->opts.raw, strerror(errno));
-        if (run->raw) fclose(run->raw);
-        run->raw = NULL;
-        return -1;
+    char *aside = mb_aside_path(run->opts.raw);
+    int fd = mb_aside_create(aside, 1, err, len, run->opts.raw), e = errno;
+    run->raw = fd < 0 ? NULL : fdopen(fd, "w");
+    if (run->raw && fprintf(run->raw, "%s\n", raw_columns) > 0 && !fflush(run->raw)) {
+        free(aside);
+        return 0;
     }
-    return 0;
+    if (fd >= 0) { /* made, not written */
+        e = errno;
+        snprintf(err, len, "cannot write '%s': %s", run->opts.raw, strerror(e));
+        run->raw ? fclose(run->raw) : close(fd);
+        remove(aside);
+    }
+    run->raw = NULL;
+    free(aside);
+    errno = e;
+    return -1;
 }
 
 /* Each rank sends [world rank, idle, n samples] to the rank of comm that

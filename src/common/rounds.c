@@ -15,20 +15,12 @@ static int opened; /* tried already (rank 0) */
 
 static const char *const rounds_columns = "group,round,row,pos,time_s";
 
-char *mb_rounds_path(const char *csv_path)
-{
-    size_t l = strlen(csv_path), stem = l > 4 && !strcmp(csv_path + l - 4, ".csv") ? l - 4 : l;
-    char *path = malloc(stem + 16);
-    snprintf(path, stem + 16, "%.*s-rounds.csv", (int)stem, csv_path);
-    return path;
-}
-
 void mb_rounds_begin(struct mb_run *run, unsigned long long seed)
 {
     if (opened || run->rank != 0 || !run->csv_path) return;
     opened = 1;
-    char *path = mb_rounds_path(run->csv_path);
-    rounds = fopen(path, "w");
+    char *path = mb_beside(run->csv_path, MB_ROUNDS_SUFFIX);
+    rounds = mb_aside_fopen(path); /* made afresh: nothing found there is written through */
     if (!rounds || fprintf(rounds, "%s\n", rounds_columns) < 0 || fflush(rounds)) {
         fprintf(stderr, "%s: warning: cannot write '%s': %s; the run goes on without per-round samples\n",
                 run->prog->name, path, strerror(errno));
@@ -59,7 +51,7 @@ void mb_rounds_begin(struct mb_run *run, unsigned long long seed)
 void mb_rounds_write(const struct mb_run *run, long group, int n, const int *row, const double *const *t,
                      const int *const *pos, long nrounds)
 {
-    if (!rounds || run->rank != 0) return;
+    if (!rounds || run->rank != 0 || run->lost) return; /* (lost: its rows are not in the CSV) */
     /* the group's lines go out together, after its rows (the caller wrote them) */
     char *buf = NULL;
     size_t len = 0;
@@ -68,7 +60,7 @@ void mb_rounds_write(const struct mb_run *run, long group, int n, const int *row
     for (long r = 0; r < nrounds; r++)
         for (int j = 0; j < n; j++) fprintf(f, "%ld,%ld,%d,%d,%.9g\n", group, r, row[j], pos[j][r], t[j][r]);
     fclose(f);
-    if (fwrite(buf, 1, len, rounds) != len || fflush(rounds))
+    if (mb_write_whole(rounds, buf, len)) /* the group whole, or none of it */
         fprintf(stderr, "%s: warning: per-round samples of group %ld were lost: %s\n", run->prog->name, group,
                 strerror(errno));
     free(buf);

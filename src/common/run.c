@@ -116,31 +116,13 @@ static int no_room(const char *path)
     return statvfs(dir, &v) == 0 && (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20);
 }
 
-char *mb_aside_path(const char *path)
-{
-    size_t n = strlen(path) + sizeof MB_ASIDE;
-    char *a = malloc(n);
-    snprintf(a, n, "%s" MB_ASIDE, path);
-    return a;
-}
-
 /* 0, or why a file the run will rename onto path could not replace it: a
- * directory, or a file this user may not write (as opening it would say). */
+ * file this user may not write (as opening it would say). */
 static int replaceable(const char *path)
 {
     struct stat st;
     if (!path || stat(path, &st) != 0) return 0;
-    if (S_ISDIR(st.st_mode)) return EISDIR;
     return access(path, W_OK) ? errno : 0;
-}
-
-void mb_meta_path(const char *csv, char *json, size_t len)
-{
-    size_t l = strlen(csv);
-    if (l > 4 && !strcmp(csv + l - 4, ".csv"))
-        snprintf(json, len, "%.*s.json", (int)(l - 4), csv);
-    else
-        snprintf(json, len, "%s.json", csv);
 }
 
 /* Rank 0: chooses the CSV/JSON paths and writes the CSV (header), --raw's
@@ -184,40 +166,49 @@ static int open_aside(struct mb_run *run, char *err, size_t len)
             if (!taken) break;
         }
     }
-    size_t l = strlen(run->csv_path);
-    run->json_path = malloc(l + 8);
-    mb_meta_path(run->csv_path, run->json_path, l + 8);
-    char *csv_aside = mb_aside_path(run->csv_path), *raw_aside = NULL;
+    run->json_path = mb_beside(run->csv_path, MB_JSON_SUFFIX);
+    char *csv_aside = NULL, *raw_aside = NULL; /* set once the run made them */
     const char *bad = NULL;
-    int e = 0;
+    int e = 0, fd = -1;
     const char *finals[] = {run->csv_path, run->json_path, run->opts.raw};
-    for (int i = 0; i < 3 && !e; i++)
+    /* (checked before MPI_Init too, but -o DIR's names are new here, and the profiler's checked only here) */
+    code = mb_outputs_check(&run->opts, run->csv_path, (run->prog->flags & MB_NOT_TIMED) != 0, err, len);
+    for (int i = 0; i < 3 && !code && !e; i++)
         if ((e = replaceable(finals[i]))) bad = finals[i];
-    if (!e && !(run->csv = fopen(csv_aside, "w"))) e = errno, bad = run->csv_path; /* the name the user gave */
     if (e) {
         snprintf(err, len, "cannot write '%s': %s", bad, strerror(e));
         code = write_failure(e);
-    } else if (no_room(run->csv_path)) {
+    }
+    /* the CSV aside, locked for the run: a second run given the same names is refused */
+    if (!code) {
+        char *a = mb_aside_path(run->csv_path);
+        if ((fd = mb_aside_create(a, 1, err, len, run->csv_path)) < 0)
+            code = errno == EBUSY || errno == EEXIST ? 2 : write_failure(errno);
+        else
+            csv_aside = a, run->csv = fdopen(fd, "w"); /* (a stream on a new fd: fails only out of memory) */
+        if (!csv_aside) free(a);
+    }
+    if (!code && no_room(run->csv_path)) {
         snprintf(err, len, "no space left for results in the directory of '%s'", run->csv_path);
         code = 1;
-    } else {
+    } else if (!code) {
         mb_csv_header(run->csv);
-        if (run->opts.raw) raw_aside = mb_aside_path(run->opts.raw);
-        if (mb_raw_open(run, raw_aside, err, len)) {
-            code = write_failure(errno);
+        if (run->opts.raw && mb_raw_open(run, err, len)) {
+            code = errno == EBUSY || errno == EEXIST ? 2 : write_failure(errno);
         } else if (fflush(run->csv) || mb_meta_aside(run, 0)) {
             int e2 = errno;
             snprintf(err, len, "cannot write '%s': %s", run->json_path, strerror(e2));
             code = write_failure(e2);
         }
     }
+    if (run->raw) raw_aside = mb_aside_path(run->opts.raw); /* made by this run */
     if (!code) {
-        mb_outputs_aside(run);
+        mb_outputs_aside(run, made ? dir : NULL);
     } else { /* the run leaves nothing behind */
         if (run->csv) fclose(run->csv);
         if (run->raw) fclose(run->raw);
         run->csv = run->raw = NULL;
-        remove(csv_aside);
+        if (csv_aside) remove(csv_aside);
         if (raw_aside) remove(raw_aside);
         if (made) rmdir(dir);
     }
@@ -377,6 +368,7 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     struct mb_run *run = calloc(1, sizeof *run);
     run->prog = prog;
     run->cmdline_json = mb_cmdline_json(*argc, *argv); /* before getopt permutes argv */
+    mb_locale_c(); /* every number written with '.' decimals, whatever the environment's locale */
     char **given = malloc(((size_t)*argc + 1) * sizeof *given), trace_err[512] = "";
     memcpy(given, *argv, ((size_t)*argc + 1) * sizeof *given);
     int action = 0;
@@ -531,7 +523,8 @@ int mb_finish(struct mb_run *run)
     mb_watchdog_stop();
     mb_costs_rss(run);
     mb_load_end(run);
-    int code = run->nfailed ? 1 : 0, traced = mb_trace_end(run);
+    char trace_err[512] = "";
+    int code = run->nfailed ? 1 : 0, traced = mb_trace_end(run, trace_err, sizeof trace_err);
     if (traced) code = traced;
     if (run->rank == 0) {
         if (run->nfailed) {
@@ -541,15 +534,29 @@ int mb_finish(struct mb_run *run)
         }
         mb_print_end_caveats(stdout, run); /* busy machine, wide intervals */
         mb_outputs_land(); /* a run that measured nothing */
-        if (mb_meta_write(run, 1)) {
-            fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->json_path, strerror(errno));
+        if (run->lost) {
+            /* a row lost to a full disk mid-run fails the run; the metadata on disk is the one counting
+             * the rows before it (complete: false), and stays */
+            fprintf(stderr, "%s: cannot write '%s': %s; the rows before are kept (the metadata counts none it lacks)\n",
+                    run->prog->name, run->csv_path, run->lost);
             code = 1;
+        } else {
+            /* a trace that could not be written fails the run too, and its metadata says so */
+            if (trace_err[0]) {
+                char *s = NULL;
+                size_t n = 0;
+                FILE *f = open_memstream(&s, &n);
+                if (f) mb_json_str(f, trace_err), fclose(f), mb_meta_add(run, "ended_by", s);
+                free(s);
+                code = 1;
+            }
+            if (mb_meta_write(run, !trace_err[0])) {
+                fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->json_path, strerror(errno));
+                code = 1;
+            }
         }
-        /* a row lost to a full disk mid-run fails the run */
-        int lost = ferror(run->csv);
-        if (fclose(run->csv) || lost) {
-            fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->csv_path,
-                    lost ? "rows were lost (disk full?)" : strerror(errno));
+        if (fclose(run->csv)) {
+            fprintf(stderr, "%s: cannot write '%s': %s\n", run->prog->name, run->csv_path, strerror(errno));
             code = 1;
         }
         if (run->raw) fclose(run->raw);

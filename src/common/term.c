@@ -27,6 +27,7 @@
  * no instant has metadata counting rows the CSV beside it lacks. */
 #include "internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -48,7 +49,7 @@ static char tmp_path[4096], final_path[4096], row_tmp_path[4096];
  * rounds file beside the CSV (an earlier run's would sit beside rows it
  * does not belong to: this run writes its own only when it measures a group) */
 enum { RAW, CSV, JSON, NOUT };
-static char aside[NOUT][4096], named[NOUT][4096], rounds_path[4096];
+static char aside[NOUT][4096], named[NOUT][4096], rounds_path[4096], made[4096];
 static volatile sig_atomic_t waiting; /* written aside, not landed yet */
 
 static void land(void)
@@ -61,10 +62,12 @@ static void land(void)
         if (aside[i][0]) rename(aside[i], named[i]);
 }
 
-/* Writes len bytes to tmp, then renames it to final. */
+/* Writes len bytes to tmp, then renames it to final.  tmp is made afresh,
+ * never opened as found (a link there is not followed: outputs.c). */
 static void put_file(const char *tmp, const char *final, const char *buf, size_t len)
 {
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) return;
     ssize_t off = 0, w;
     while ((size_t)off < len && (w = write(fd, buf + off, len - (size_t)off)) > 0) off += w;
@@ -172,21 +175,26 @@ void mb_term_update(struct mb_run *run, const struct mb_row *row)
         fclose(f);
     }
     begin_update();
-    if (row) {
-        mb_csv_row(run, row);
+    /* A row that could not be written whole (a full disk) is none of the
+     * CSV, and the rows after it are not written either (the raw file's
+     * row numbers would no longer meet theirs): the metadata on disk, and
+     * the one a SIGTERM leaves, stay those counting the rows before it. */
+    if (row && !run->lost && mb_csv_row(run, row)) run->lost = strerror(errno);
+    if (row && !run->lost) {
         hold_window();
-        mb_raw_flush(run); /* the row's samples, after the row */
+        if (mb_raw_flush(run)) run->lost = strerror(errno); /* the row's samples, after the row */
         if (now && row_tmp_path[0]) put_file(row_tmp_path, run->json_path, now, now_len);
     }
     free(now);
     char *prev = NULL;
-    if (buf) {
+    if (buf && (!row || !run->lost)) {
         prev = pending;
         pending = buf;
         pending_len = len;
     }
     end_update();
     free(prev);
+    if (buf && row && run->lost) free(buf);
 }
 
 /* Back to the default action, once the final metadata is written. */
@@ -199,8 +207,9 @@ void mb_term_release(void)
     atomic_store(&state, IDLE);
 }
 
-void mb_outputs_aside(const struct mb_run *run)
+void mb_outputs_aside(const struct mb_run *run, const char *made_dir)
 {
+    snprintf(made, sizeof made, "%s", made_dir ? made_dir : "");
     const char *path[NOUT] = {run->raw ? run->opts.raw : NULL, run->csv_path, run->json_path};
     for (int i = 0; i < NOUT; i++) {
         char *a = path[i] ? mb_aside_path(path[i]) : NULL;
@@ -208,7 +217,7 @@ void mb_outputs_aside(const struct mb_run *run)
         snprintf(named[i], sizeof named[i], "%s", path[i] ? path[i] : "");
         free(a);
     }
-    char *r = mb_rounds_path(run->csv_path);
+    char *r = mb_beside(run->csv_path, MB_ROUNDS_SUFFIX);
     snprintf(rounds_path, sizeof rounds_path, "%s", r);
     free(r);
     waiting = 1;
@@ -227,6 +236,7 @@ void mb_outputs_remove(void)
     for (int i = 0; i < NOUT; i++)
         if (aside[i][0]) unlink(waiting ? aside[i] : named[i]);
     if (!waiting && aside[CSV][0]) unlink(rounds_path);
+    if (made[0]) rmdir(made); /* results/ made for them, if nothing else is in it */
     waiting = 0;
     memset(aside, 0, sizeof aside);
 }

@@ -11,10 +11,12 @@
  *
  * PATTERN is words joined by '/', each of which must be one of the test's:
  * its test, method and comm columns, "N-nbr", "periodic" / "non-periodic",
- * "NT" (threads) and the size in bytes, e.g. irecv-send/world/4-nbr.  Before
+ * "NT" (threads), the size in bytes and its params (key=value, or the value
+ * alone: irecv-send/datatype), e.g. irecv-send/world/4-nbr.  Before
  * MPI starts, every word must be one of the program's (its options' choices,
- * what --list prints, or such words joined by '-') and not excluded by a
- * list option; a pattern no test of the run matched is found at the end. */
+ * the values its string options were given, what --list prints, or such
+ * words joined by '-') and not excluded by a list option, or a key=value
+ * word; a pattern no test of the run matched is found at the end. */
 #include "internal.h"
 #include "options.h"
 #define MBP_TRACE_ONLY_LEVELS
@@ -29,7 +31,9 @@
 static int traced;
 static char loaded[PATH_MAX]; /* the profiler in this process's maps, "" if none */
 
-/* The row's words, '/'-joined: "halo/irecv-send/world/4-nbr/non-periodic/800" */
+/* The row's words, '/'-joined: "halo/irecv-send/world/4-nbr/non-periodic/800", then its params as
+ * key=value words ("packing=datatype", "algorithm=binomial"): two rows that differ only in a setting
+ * without a column of its own (--layout array's packing, --algorithms) get keys of their own. */
 static void row_key(const struct mb_row *r, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "%s", r->test);
@@ -40,14 +44,23 @@ static void row_key(const struct mb_row *r, char *buf, size_t len)
     if (r->periodic >= 0) ADD("/%s", r->periodic ? "periodic" : "non-periodic");
     if (r->threads > 1) ADD("/%dT", r->threads);
     if (r->bytes >= 0) ADD("/%lld", r->bytes);
+    for (const char *p = r->params; *p;) { /* "a=1;b=2" (params.c); a '/' in a value would split it */
+        size_t l = strcspn(p, ";");
+        ADD("/");
+        for (size_t i = 0; i < l && n >= 0 && (size_t)n + 1 < len; i++) buf[n++] = p[i] == '/' ? '-' : p[i];
+        if (n >= 0 && (size_t)n < len) buf[n] = 0;
+        p += l + (p[l] == ';');
+    }
 #undef ADD
 }
 
+/* w is one of key's words, or the value of one of its key=value words */
 static int has_word(const char *key, const char *w, size_t wl)
 {
     for (const char *p = key; *p;) {
         size_t l = strcspn(p, "/");
-        if (l == wl && !strncmp(p, w, wl)) return 1;
+        const char *eq = memchr(p, '=', l), *v = eq ? eq + 1 : p;
+        if ((l == wl && !strncmp(p, w, wl)) || (eq && (size_t)(p + l - v) == wl && !strncmp(v, w, wl))) return 1;
         p += l + (p[l] == '/');
     }
     return 0;
@@ -55,7 +68,7 @@ static int has_word(const char *key, const char *w, size_t wl)
 
 static int matches(const char *pattern, const struct mb_row *r)
 {
-    char key[256];
+    char key[1024];
     row_key(r, key, sizeof key);
     for (const char *p = pattern; *p;) {
         size_t l = strcspn(p, "/");
@@ -73,7 +86,10 @@ static char *vocabulary(const struct mb_program *prog)
     FILE *m = open_memstream(&text, &n);
     if (!m) return NULL;
     for (const struct mb_option *o = prog->options; o && o->name; o++)
-        if (o->kind == MB_OPT_LIST || o->kind == MB_OPT_CHOICE) fprintf(m, "%s\n", o->choices);
+        if (o->kind == MB_OPT_LIST || o->kind == MB_OPT_CHOICE)
+            fprintf(m, "%s\n", o->choices);
+        else if (o->kind == MB_OPT_STRING && *(const char **)o->dest) /* as given: --algorithms NAME,NAME */
+            fprintf(m, "%s\n", *(const char **)o->dest);
     if (prog->list) { /* it prints to stdout (and calls no MPI): caught here */
         fflush(stdout);
         FILE *out = stdout;
@@ -103,6 +119,10 @@ static int is_token(const char *text, const char *w, size_t l)
 static int known_word(const struct mb_program *prog, const char *w, size_t l, const struct mb_option **opt, int *bit)
 {
     *opt = NULL;
+    const char *eq = memchr(w, '=', l);
+    if (eq && eq > w) /* a setting as params spells it (algorithm=NAME, whose names the library gives only once
+                       * MPI runs): taken as asked, and a run whose rows have none is found at the end */
+        return eq + 1 < w + l;
     for (const struct mb_option *o = prog->options; o && o->name; o++) {
         int i = o->kind == MB_OPT_LIST ? mb_choice_index(o->choices, w, l) : -1;
         if (i >= 0) {
@@ -265,12 +285,13 @@ void mb_trace_start(struct mb_run *run)
     if (o->trace && run->rank == 0) {
         if (o->trace_out)
             snprintf(path, sizeof path, "%s", o->trace_out);
-        else { /* beside the CSV: <stem>-trace.json */
-            size_t l = strlen(run->csv_path);
-            snprintf(path, sizeof path, "%.*s-trace.json", (int)(l > 4 ? l - 4 : l), run->csv_path);
+        else { /* beside the CSV: <stem>-trace.json (outputs.c) */
+            char *t = mb_beside(run->csv_path, MB_TRACE_SUFFIX);
+            snprintf(path, sizeof path, "%s", t);
+            free(t);
         }
     }
-    if (o->trace) MPI_Pcontrol(MBP_PCONTROL_RUN, run->run_id, path);
+    if (o->trace) MPI_Pcontrol(MBP_PCONTROL_RUN, MBP_PCONTROL_KEY, run->run_id, path);
     if (run->rank != 0) return;
     if (!o->trace) find_loaded(); /* preloaded by hand: the metadata says so */
     char *json = NULL;
@@ -296,13 +317,13 @@ void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct m
     const char *p = run->opts.trace;
     if (!p || row->na || !matches(p, row)) return;
     traced++;
-    char key[256], *name = NULL;
+    char key[1024], *name = NULL;
     size_t n = 0;
     row_key(row, key, sizeof key);
     FILE *f = open_memstream(&name, &n);
     if (!f) return;
     const char *const field[][2] = {{"key", key}, {"program", run->prog->name}, {"test", row->test},
-                                    {"method", row->method}, {"comm", row->comm}};
+                                    {"method", row->method}, {"comm", row->comm}, {"params", row->params}};
     for (size_t i = 0; i < sizeof field / sizeof *field; i++) {
         fprintf(f, "%s\"%s\": ", i ? ", " : "{", field[i][0]);
         mb_json_str(f, field[i][1]);
@@ -310,7 +331,7 @@ void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct m
     fprintf(f, ", \"bytes\": %lld, \"iters\": %ld}", row->bytes, run->opts.trace_iters);
     fclose(f);
     MPI_Barrier(run->world);
-    MPI_Pcontrol(MBP_PCONTROL_TEST, name);
+    MPI_Pcontrol(MBP_PCONTROL_TEST, MBP_PCONTROL_KEY, name);
     MPI_Pcontrol(1);
     if (k->run_timed)
         k->run_timed(k->state, run->opts.trace_iters);
@@ -320,12 +341,20 @@ void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct m
     free(name);
 }
 
-int mb_trace_end(struct mb_run *run)
+int mb_trace_end(struct mb_run *run, char *err, size_t len)
 {
-    if (!run->opts.trace || traced) return 0;
+    if (!run->opts.trace) return 0;
+    if (traced) {
+        /* the trace written now, before the metadata's last word (rank 0 learns whether it was) */
+        int status = -1;
+        char why[MBP_ERR_LEN] = "";
+        MPI_Pcontrol(MBP_PCONTROL_FINISH, MBP_PCONTROL_KEY, &status, why);
+        if (status > 0) snprintf(err, len, "%s", why[0] ? why : "the trace could not be written");
+        return 0;
+    }
     if (run->rank == 0)
         fprintf(stderr, "%s: --trace '%s' matched no test of this run (no trace written)\n", run->prog->name,
                 run->opts.trace);
-    MPI_Pcontrol(MBP_PCONTROL_DISCARD);
+    MPI_Pcontrol(MBP_PCONTROL_DISCARD, MBP_PCONTROL_KEY);
     return 2;
 }

@@ -161,15 +161,18 @@ static void peer_add(int kind, int world, uint64_t bytes)
 void mbp_send(struct mbp_acct *a, int count, MPI_Datatype dt, int dest, MPI_Comm comm)
 {
     mbp_size(a, count, dt);
-    peer_add(MBP_MAT_P2P, mbp_world_rank(comm, dest), a->bytes);
+    a->peer = mbp_world_rank(comm, dest);
+    a->peer_kind = MBP_MAT_P2P;
 }
 
 void mbp_rma(struct mbp_acct *a, uint64_t bytes, int target, MPI_Win win)
 {
     a->bytes = bytes;
     a->bin = mbp_bin(bytes);
-    if (valid_peer(target) && win != MPI_WIN_NULL) peer_add(MBP_MAT_RMA, lookup(win_map(win), target), bytes);
+    if (valid_peer(target) && win != MPI_WIN_NULL) a->peer = lookup(win_map(win), target), a->peer_kind = MBP_MAT_RMA;
 }
+
+void mbp_peer_add(const struct mbp_acct *a) { peer_add(a->peer_kind, a->peer, a->bytes); }
 
 int mbp_is_in_place(const void *buf)
 {

@@ -71,6 +71,7 @@ struct mbp_acct {
     int bin;
     uint64_t bytes;
     uint64_t sync_ticks;
+    int peer, peer_kind; /* the message's partner (world rank, -1: none) and matrix kind, counted if the call succeeds */
 };
 
 /* clock.c: the wrappers' clock (invariant TSC, else CLOCK_MONOTONIC in ns) */
@@ -115,6 +116,7 @@ static inline void mbp_record(enum mbp_call id, const struct mbp_acct *a, uint64
 /* acct.c: the pre steps of point-to-point and one-sided calls */
 void mbp_size(struct mbp_acct *a, int count, MPI_Datatype dt);
 void mbp_send(struct mbp_acct *a, int count, MPI_Datatype dt, int dest, MPI_Comm comm);
+void mbp_peer_add(const struct mbp_acct *a); /* the call's message into the matrix (once it succeeded) */
 void mbp_rma(struct mbp_acct *a, uint64_t bytes, int target, MPI_Win win);
 uint64_t mbp_type_bytes(long count, MPI_Datatype dt);
 /* requests arrive as C handles (fortran = 0) or Fortran integers (1) */
@@ -292,7 +294,7 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
  * library call, which sets the local rc. */
 #define MBP_BODY(name, acct, CALL)                                                                  \
     const enum mbp_call id = MBP_##name;                                                            \
-    struct mbp_acct a = {.bin = MBP_NOSIZE};                                                        \
+    struct mbp_acct a = {.bin = MBP_NOSIZE, .peer = -1};                                            \
     (void)id;                                                                                       \
     if (mbp.check) mbp_caller = __builtin_return_address(0);                                        \
     MBP_PRE(acct);                                                                                  \
@@ -300,8 +302,13 @@ extern const char *const mbp_family_names[MBP_NFAMILIES];
     CALL;                                                                                           \
     uint64_t t1 = mbp_ticks();                                                                      \
     MBP_POST(acct);                                                                                 \
+    /* a call that failed (MPI_ERRORS_RETURN) took its time but moved nothing */                    \
+    if (rc == MPI_SUCCESS)                                                                          \
+        mbp_peer_add(&a);                                                                           \
+    else                                                                                            \
+        a.bytes = 0;                                                                                \
     mbp_record(id, &a, t1 - t0);                                                                    \
-    if (mbp_tracing()) {                                                                            \
+    if (mbp_tracing() && rc == MPI_SUCCESS) {                                                       \
         MBP_TRACE(acct);                                                                            \
     }
 

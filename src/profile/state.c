@@ -150,8 +150,11 @@ void mbp_start_profile(int required, int provided, double init_seconds)
     mbp_clock_start();
     mbp_trace_init(); /* exits 2 on a bad trace setting */
     const char *out = getenv("MPIMB_PROF_OUT");
-    if (!out || strcmp(out, "none")) /* none: no profile files (a trace alone) */
+    if (!out || strcmp(out, "none")) { /* none: no profile files (a trace alone) */
+        locale_t was = mb_locale_c(); /* the application's locale (setlocale) is not the files' */
         run = mbp_open_run(required, provided, init_seconds); /* exits 2 on a bad MPIMB_PROF_OUT or label */
+        mb_locale_back(was);
+    }
     mbp.on = 1;
 }
 
@@ -164,7 +167,9 @@ void mbp_finish_profile(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     double wall = (double)(t.tv_sec - wall0.tv_sec) + 1e-9 * (double)(t.tv_nsec - wall0.tv_nsec);
+    locale_t was = mb_locale_c();
     if (run) mbp_write_run(run, spt, wall);
+    mb_locale_back(was);
     run = NULL;
     for (int k = 0; k < MBP_NMAT; k++) {
         free(mbp.msgs[k]);

@@ -17,6 +17,8 @@
 #include "prof.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -33,7 +35,7 @@ int mbp_trace_rec;
 MBP_API const int mbp_trace_builtin = 1;
 #endif
 
-enum { MAX_STRETCHES = 256, SAVE_MAX = 4096, MAX_THREADS = 255 };
+enum { SAVE_MAX = 4096, MAX_THREADS = 255 };
 enum { ANY = -3 }; /* an event's peer: MPI_ANY_SOURCE (-1: none, MPI_PROC_NULL) */
 
 struct tbuf {
@@ -54,10 +56,11 @@ static struct {
     int nthreads;
     uint64_t lost;      /* events of threads past MAX_THREADS or whose buffer could not be allocated */
     uint64_t untracked; /* requests of a wait / test past SAVE_MAX: their completion is not recorded */
-    /* stretches: MPI_Pcontrol(1) to (0), named by MBP_PCONTROL_TEST */
-    int nstretch;
-    char *name[MAX_STRETCHES];
-    uint64_t begin[MAX_STRETCHES], end[MAX_STRETCHES];
+    /* stretches: MPI_Pcontrol(1) to (0), named by MBP_PCONTROL_TEST; as many as there are (the arrays
+     * grow in MPI_Pcontrol, never in a call's path) */
+    int nstretch, cap_stretch;
+    char **name;
+    uint64_t *begin, *end;
     char *next_name;
 } T = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -65,6 +68,22 @@ static _Thread_local struct tbuf *mine;
 static _Thread_local uint64_t saved_keys[SAVE_MAX];
 
 static struct tbuf *thread_buffer(void);
+
+/* room for the next stretch (0), or none left (-1: it is not recorded, and counted) */
+static int grow_stretches(void)
+{
+    if (T.nstretch < T.cap_stretch) return 0;
+    int cap = T.cap_stretch ? 2 * T.cap_stretch : 64;
+    char **n = realloc(T.name, (size_t)cap * sizeof *n);
+    if (n) T.name = n;
+    uint64_t *b = n ? realloc(T.begin, (size_t)cap * sizeof *b) : NULL;
+    if (b) T.begin = b;
+    uint64_t *e = b ? realloc(T.end, (size_t)cap * sizeof *e) : NULL;
+    if (e) T.end = e;
+    if (!e) return -1;
+    T.cap_stretch = cap;
+    return 0;
+}
 
 /* ------------------------------------------------ settings */
 
@@ -97,20 +116,33 @@ void mbp_trace_init(void)
     snprintf(T.path, sizeof T.path, "%s", path);
     if (strcmp(path, "@program")) { /* a path of the user's: its directory must take the file */
         char dir[4096];
-        const char *slash = strrchr(path, '/');
+        const char *slash = strrchr(path, '/'), *kind = mb_not_regular(path);
         snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
         if (path[strlen(path) - 1] == '/' || access(dir, W_OK)) {
             snprintf(msg, sizeof msg, "MPIMB_PROF_TRACE: cannot write '%.300s' (directory '%.200s': %s)", path, dir,
                      path[strlen(path) - 1] == '/' ? "a directory, not a file" : strerror(errno));
             mbp_usage_error(msg);
         }
+        if (kind) { /* the trace replaces what stands at its name: only a regular file may */
+            snprintf(msg, sizeof msg, "MPIMB_PROF_TRACE: '%.300s' is %s, not a regular file: the trace would "
+                                      "replace it", path, kind);
+            mbp_usage_error(msg);
+        }
     }
     T.on = 1;
+    grow_stretches();
     /* the main thread's buffer now, its pages touched: no page fault (nor allocation) inside a stretch */
-    if ((mine = thread_buffer())) memset(mine->ev, 0, mine->cap * sizeof *mine->ev);
+    if (!(mine = thread_buffer())) { /* the first thread's must fit, or the setting is wrong here */
+        snprintf(msg, sizeof msg, "MPIMB_PROF_TRACE_EVENTS=%ld: cannot allocate a thread's buffer of %ld events "
+                                  "(%.3g GiB): give fewer", T.cap, T.cap, (double)T.cap * sizeof *mine->ev / 1073741824.0);
+        mbp_usage_error(msg);
+    }
+    memset(mine->ev, 0, mine->cap * sizeof *mine->ev);
     __atomic_store_n(&mbp_trace_rec, from_init, __ATOMIC_RELAXED);
-    if (from_init) T.begin[T.nstretch] = mbp_ticks();
+    if (from_init) T.begin[T.nstretch] = mbp_ticks(), T.name[T.nstretch] = NULL;
 }
+
+const char *mbp_trace_path(void) { return T.on && strcmp(T.path, "@program") ? T.path : NULL; }
 
 /* ------------------------------------------------ recording */
 
@@ -194,8 +226,14 @@ void mbp_trace_done(int id, uint64_t t0, uint64_t t1, const uint64_t *saved, con
     }
 }
 
-void mbp_trace_pcontrol(int level, const char *a, const char *b)
+static void trace_end(const char *profile_run_id, int *status, char *err);
+
+void mbp_trace_pcontrol(int level, const char *a, const char *b, int *status, char *err)
 {
+    if (level == MBP_PCONTROL_FINISH) {
+        trace_end(NULL, status, err); /* collective, as MPI_Finalize's */
+        return;
+    }
     if (!T.on) return;
     if (level == MBP_PCONTROL_RUN) {
         if (a) snprintf(T.run_id, sizeof T.run_id, "%s", a);
@@ -205,7 +243,7 @@ void mbp_trace_pcontrol(int level, const char *a, const char *b)
         T.next_name = a ? strdup(a) : NULL;
     } else if (level == MBP_PCONTROL_DISCARD) {
         T.discard = 1;
-    } else if (level == 1 && !mbp_tracing() && T.nstretch < MAX_STRETCHES) {
+    } else if (level == 1 && !mbp_tracing() && !grow_stretches()) {
         T.begin[T.nstretch] = mbp_ticks();
         T.name[T.nstretch] = T.next_name;
         T.next_name = NULL;
@@ -441,10 +479,48 @@ static double global_s(uint64_t t)
     return mb_sync_global(local);
 }
 
-void mbp_trace_finish(const char *profile_run_id)
+/* The trace into path: written unnamed (O_TMPFILE) and named only when
+ * whole, so a job killed while it is written leaves no file; where the
+ * file system has no unnamed files, written aside as PATH.tmp (a killed
+ * job may leave that).  0, or -1 with the reason in why. */
+static int write_file(const char *path, struct rank_data *R, int P, double clock_error, double clock_res,
+                      const char *profile_run_id, char *why, size_t len)
+{
+    char dir[4096], tmp[4200];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    snprintf(tmp, sizeof tmp, "%s" MB_ASIDE, path);
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666), e = 0;
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : mb_aside_fopen(tmp);
+    if (!f && fd >= 0) close(fd);
+    locale_t was = mb_locale_c(); /* '.' decimals whatever the application's locale */
+    int bad = !f || write_json(f, R, P, clock_error, clock_res, profile_run_id) || fflush(f) || fsync(fileno(f));
+    mb_locale_back(was);
+    if (bad) e = errno;
+    if (!bad && fd >= 0) { /* name it: beside its name first, then onto it in one rename */
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(f));
+        unlink(tmp);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW)) bad = 1, e = errno;
+    }
+    if (f && fclose(f) && !bad) bad = 1, e = errno;
+    if (!bad && rename(tmp, path)) bad = 1, e = errno;
+    if (bad) {
+        remove(tmp);
+        snprintf(why, len, "cannot write the trace '%.300s': %s", path, strerror(e ? e : EIO));
+        return -1;
+    }
+    return 0;
+}
+
+void mbp_trace_finish(const char *profile_run_id) { trace_end(profile_run_id, NULL, NULL); }
+
+static void trace_end(const char *profile_run_id, int *status, char *why)
 {
     if (!T.on) return;
-    if (mbp_tracing()) mbp_trace_pcontrol(0, NULL, NULL); /* a stretch still open ends here */
+    int was_on = mbp.on;
+    mbp.on = 0; /* the clock alignment's own calls are not the application's */
+    if (mbp_tracing()) mbp_trace_pcontrol(0, NULL, NULL, NULL, NULL); /* a stretch still open ends here */
     /* clocks: this rank's ticks against its MPI_Wtime, then the harness's alignment to rank 0 */
     spt_g = mbp_clock_stop();
     tick_ref = mbp_ticks_with(mb_sync_clock, &w_ref);
@@ -471,6 +547,16 @@ void mbp_trace_finish(const char *profile_run_id)
     }
     for (int s = 0; s < T.nstretch; s++) T.begin[s] = NS(T.begin[s]), T.end[s] = NS(T.end[s]);
 #undef NS
+    /* A stretch spans every rank's: from the first MPI_Pcontrol(1) to the last (0).  Ranks leave the barrier
+     * before it at different times, and the aligned clocks differ by their residual error: rank 0's begin
+     * alone could follow another rank's first call of the stretch (by 1 ns in a simulated run). */
+    int counts[2] = {T.nstretch, -T.nstretch}, agree[2];
+    PMPI_Allreduce(counts, agree, 2, MPI_INT, MPI_MIN, mbp.world);
+    if (agree[0] == -agree[1] && T.nstretch > 0) { /* (ranks that stretched differently keep rank 0's) */
+        int root = mbp.rank == 0;
+        PMPI_Reduce(root ? MPI_IN_PLACE : T.begin, T.begin, T.nstretch, MPI_UINT64_T, MPI_MIN, 0, mbp.world);
+        PMPI_Reduce(root ? MPI_IN_PLACE : T.end, T.end, T.nstretch, MPI_UINT64_T, MPI_MAX, 0, mbp.world);
+    }
     qsort(all, (size_t)n, sizeof *all, cmp_ev_time); /* threads merged; each thread's own order is its time order */
     long long head[3] = {n, (long long)dropped, T.nthreads}, *heads = NULL;
     if (mbp.rank == 0) heads = malloc(3 * (size_t)mbp.size * sizeof *heads);
@@ -495,20 +581,18 @@ void mbp_trace_finish(const char *profile_run_id)
             }
         }
         if (!T.discard && strcmp(T.path, "@program")) { /* @program: the program never named it (usage error) */
-            char tmp[4200];
-            snprintf(tmp, sizeof tmp, "%s.tmp", T.path);
-            FILE *f = fopen(tmp, "w");
-            int bad = !f || write_json(f, R, mbp.size, err, res, profile_run_id);
-            if (f && fclose(f)) bad = 1;
-            if (bad || rename(tmp, T.path)) {
-                fprintf(stderr, "mpimb-prof: cannot write the trace '%s': %s\n", T.path, strerror(errno));
-                remove(tmp);
+            char msg[MBP_ERR_LEN];
+            int bad = write_file(T.path, R, mbp.size, err, res, profile_run_id, msg, sizeof msg);
+            if (bad) {
+                fprintf(stderr, "mpimb-prof: %s\n", msg);
+                if (why) snprintf(why, MBP_ERR_LEN, "%s", msg);
             } else {
                 uint64_t d = T.lost;
                 for (int r = 0; r < mbp.size; r++) d += R[r].dropped;
                 fprintf(stderr, "mpimb-prof: trace in %s (%d stretch%s, %llu events dropped)\n", T.path, T.nstretch,
                         T.nstretch == 1 ? "" : "es", (unsigned long long)d);
             }
+            if (status) *status = bad ? 1 : 0;
         }
         for (int r = 1; r < mbp.size; r++) free(R[r].ev);
         free(R);
@@ -516,6 +600,10 @@ void mbp_trace_finish(const char *profile_run_id)
     }
     free(all);
     for (int t = 0; t < T.nthreads; t++) free(T.threads[t]->ev), free(T.threads[t]);
-    T.nthreads = 0;
+    for (int st = 0; st < T.nstretch; st++) free(T.name[st]);
+    free(T.name), free(T.begin), free(T.end);
+    T.name = NULL, T.begin = T.end = NULL;
+    T.nthreads = T.nstretch = T.cap_stretch = 0;
     T.on = 0;
+    mbp.on = was_on;
 }

@@ -4,11 +4,15 @@
  * (src/common/sync.c) and rank 0 writes one Chrome trace-event JSON
  * (docs/results-format.md, "Traces").
  *
- * Recording follows MPI_Pcontrol: 0 off, 1 on.  Two levels of the suite's
- * own carry text (the programs' --trace, src/common/tracing.c):
- *   MPI_Pcontrol(MBP_PCONTROL_RUN, const char *run_id, const char *path)
- *   MPI_Pcontrol(MBP_PCONTROL_TEST, const char *test_json)  names the next stretch
- *   MPI_Pcontrol(MBP_PCONTROL_DISCARD)                       no trace file at the end
+ * Recording follows MPI_Pcontrol: 0 off, 1 on.  The suite's own levels (the
+ * programs' --trace, src/common/tracing.c) carry MBP_PCONTROL_KEY first: a
+ * call of one of these levels without it (an application's, whose
+ * arguments are unknown) is ignored, its arguments never read past the key.
+ *   MPI_Pcontrol(MBP_PCONTROL_RUN, KEY, const char *run_id, const char *path)
+ *   MPI_Pcontrol(MBP_PCONTROL_TEST, KEY, const char *test_json)  names the next stretch
+ *   MPI_Pcontrol(MBP_PCONTROL_DISCARD, KEY)                       no trace file at the end
+ *   MPI_Pcontrol(MBP_PCONTROL_FINISH, KEY, int *status, char *err) the trace written now
+ *       (collective); rank 0's *status: 0 written, 1 not (why in err, MBP_ERR_LEN bytes)
  * Without the profiler these are MPI's no-op MPI_Pcontrol. */
 #ifndef MBP_TRACE_H
 #define MBP_TRACE_H
@@ -18,6 +22,9 @@
 #define MBP_PCONTROL_RUN 2701
 #define MBP_PCONTROL_TEST 2702
 #define MBP_PCONTROL_DISCARD 2703
+#define MBP_PCONTROL_FINISH 2704
+#define MBP_PCONTROL_KEY 0x6d70696d62747263L /* "mpimbtrc": passed as a long */
+#define MBP_ERR_LEN 512
 
 #ifndef MBP_TRACE_ONLY_LEVELS
 #include <mpi.h>
@@ -47,7 +54,9 @@ static inline int mbp_tracing(void) { return __atomic_load_n(&mbp_trace_rec, __A
 
 void mbp_trace_init(void);   /* MPI_Init: the settings (exits 2 on a bad one) */
 void mbp_trace_finish(const char *profile_run_id); /* MPI_Finalize, collective over mbp.world */
-void mbp_trace_pcontrol(int level, const char *a, const char *b);
+const char *mbp_trace_path(void); /* the trace's file (MPIMB_PROF_TRACE), NULL if none is named */
+/* level, and the suite's levels' arguments (NULL for others) */
+void mbp_trace_pcontrol(int level, const char *a, const char *b, int *status, char *err);
 
 /* the hooks of the wrappers (prof.h, TRACE_*): they run only while recording */
 void mbp_trace_call(int id, uint64_t t0, uint64_t t1);

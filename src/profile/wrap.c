@@ -80,18 +80,24 @@ MBP_API int MPI_Finalize(void)
 }
 
 /* MPI_Pcontrol: 0 stops recording a trace, 1 starts it; the suite's own
- * levels carry text (trace.h).  Passed on to the library (but SMPI's). */
+ * levels carry its key, then their arguments (trace.h).  Passed on to the
+ * library (but SMPI's). */
 MBP_API int MPI_Pcontrol(const int level, ...)
 {
     const char *a = NULL, *b = NULL;
-    if (level == MBP_PCONTROL_RUN || level == MBP_PCONTROL_TEST) {
+    int *status = NULL, ours = level >= MBP_PCONTROL_RUN && level <= MBP_PCONTROL_FINISH;
+    char *err = NULL;
+    if (ours) {
         va_list ap;
         va_start(ap, level);
-        a = va_arg(ap, const char *);
-        if (level == MBP_PCONTROL_RUN) b = va_arg(ap, const char *);
+        ours = va_arg(ap, long) == MBP_PCONTROL_KEY; /* else an application's: nothing more is read */
+        if (ours && (level == MBP_PCONTROL_RUN || level == MBP_PCONTROL_TEST)) a = va_arg(ap, const char *);
+        if (ours && level == MBP_PCONTROL_RUN) b = va_arg(ap, const char *);
+        if (ours && level == MBP_PCONTROL_FINISH) status = va_arg(ap, int *), err = va_arg(ap, char *);
         va_end(ap);
     }
-    if (mbp.on) mbp_trace_pcontrol(level, a, b);
+    if (mbp.on && (ours || level < MBP_PCONTROL_RUN || level > MBP_PCONTROL_FINISH))
+        mbp_trace_pcontrol(level, a, b, status, err);
 #ifdef MB_SIMULATED
     return MPI_SUCCESS; /* SimGrid 3.32 aborts in PMPI_Pcontrol ("not yet implemented") */
 #else

@@ -63,6 +63,7 @@ struct mb_run *mbp_open_run(int required, int provided, double init_seconds)
     if (label && *label && (err = mb_check_label("MPIMB_PROF_LABEL", label))) mbp_usage_error(err);
     r->opts.label = label && *label ? label : NULL;
     r->opts.output = out && *out ? out : "results";
+    if ((r->opts.trace_out = mbp_trace_path())) r->opts.trace = "MPIMB_PROF_TRACE"; /* one of the run's files too */
     mb_nodes_init(r->world, &r->nodes);
     r->nnodes = r->nodes.nnodes;
     r->ppn = r->nodes.ppn;
@@ -117,8 +118,8 @@ static void emit(struct mb_run *r, int call, int bin, const char *method, const 
     row.calls = nc;
     row.total_bytes = sized ? nb : -1;
     row.slowest_rank = slowest;
-    mb_csv_row(r, &row);
-    r->nrows++;
+    if (!r->lost && mb_csv_row(r, &row)) r->lost = strerror(errno); /* a row whole or none, and none after */
+    if (!r->lost) r->nrows++;
 }
 
 /* The communication matrix: every rank's nonzero (peer, kind, messages,
@@ -150,11 +151,9 @@ static char *write_matrix(struct mb_run *r)
     free(mine);
     char *path = NULL;
     if (r->rank == 0) {
-        size_t l = strlen(r->csv_path);
-        path = malloc(l + 16);
-        snprintf(path, l + 16, "%.*s-matrix.csv", (int)(l > 4 && !strcmp(r->csv_path + l - 4, ".csv") ? l - 4 : l),
-                 r->csv_path);
-        FILE *f = fopen(path, "w");
+        path = mb_beside(r->csv_path, MB_MATRIX_SUFFIX); /* (outputs.c: one of the run's files) */
+        char *aside = mb_aside_path(path);
+        FILE *f = mb_aside_fopen(aside); /* written aside, renamed when whole */
         if (f) {
             fprintf(f, "%s\n", matrix_columns);
             for (int p = 0; p < r->nprocs; p++)
@@ -162,11 +161,13 @@ static char *write_matrix(struct mb_run *r)
                     fprintf(f, "%s,%d,%llu,%s,%llu,%llu\n", r->run_id, p, (unsigned long long)all[i],
                             matrix_kinds[all[i + 1]], (unsigned long long)all[i + 2], (unsigned long long)all[i + 3]);
         }
-        if (!f || fclose(f)) {
+        if (!f || fclose(f) || rename(aside, path)) {
             fprintf(stderr, "mpimb-prof: cannot write '%s': %s\n", path, strerror(errno));
+            remove(aside);
             free(path);
             path = NULL;
         }
+        free(aside);
         free(all);
         free(counts);
     }
@@ -296,7 +297,9 @@ void mbp_write_run(struct mb_run *r, double spt, double wall)
         char *prof = profile_json(r, matrix, per_rank, spt, untracked_all, used, now() - t0);
         mb_meta_add(r, "profile", prof);
         free(prof);
-        if (mb_meta_write(r, 1))
+        if (r->lost) /* the metadata on disk (complete: false) stays: the CSV lacks rows */
+            fprintf(stderr, "mpimb-prof: cannot write '%s': %s; the profile is incomplete\n", r->csv_path, r->lost);
+        else if (mb_meta_write(r, 1))
             fprintf(stderr, "mpimb-prof: cannot write '%s': %s\n", r->json_path, strerror(errno));
         fclose(r->csv);
         fprintf(stderr, "mpimb-prof: profile in %s (+ .json%s)\n", r->csv_path, matrix ? ", -matrix.csv" : "");
