@@ -211,12 +211,11 @@ void mb_load_json(FILE *f)
     fputs("},\n", f);
 }
 
-int mb_load_line(char *buf, size_t len)
+void mb_load_print(FILE *f)
 {
-    if (mb_load_busy() != 1) return 0;
-    snprintf(buf, len,
-             "others took %.0f %% of the %d PU(s) this run's ranks use on %s while it measured (more than %.0f %%): "
-             "these figures are not this machine's alone",
-             100 * L.share, L.pus, mb_meta_host(L.host_rank), 100 * MB_BUSY_THRESHOLD);
-    return 1;
+    if (mb_load_busy() != 1) return;
+    fprintf(f,
+            "BUSY: others took %.0f %% of the %d PU(s) this run's ranks use on %s while it measured (more than %.0f "
+            "%%): these figures are not this machine's alone\n",
+            100 * L.share, L.pus, mb_meta_host(L.host_rank), 100 * MB_BUSY_THRESHOLD);
 }

@@ -9,7 +9,6 @@
 /* "halo irecv-isend cart 8-nbr periodic 16000 B" */
 void mb_row_desc(const struct mb_run *run, const struct mb_row *row, char *buf, size_t len);
 /* Counts a failed verification; the run goes on and mb_finish exits 1. */
-void mb_record_failure(struct mb_run *run, const struct mb_row *row);
 
 /* fault.c: MPIMB_FAULT, the one fault injection for tests of the suite
  * itself (verify, delay, drift, clock and row-delay faults; grammar in fault.c). */
@@ -196,8 +195,8 @@ void mb_findings_after(const char *prog, const char *csv_path);
 
 /* meta.c: the binding check (rank 0 prints the warning once) */
 void mb_binding_warn(struct mb_run *run);
-/* meta.c, rank 0 at mb_finish: a busy machine (mb_load_line) and a run
- * whose intervals are mostly wider than their medians, one line each */
+/* meta.c, rank 0 at mb_finish: a run whose intervals are mostly wider than
+ * their medians, one line */
 void mb_print_end_caveats(FILE *f, const struct mb_run *run);
 /* meta.c: collective; the PUs this rank's host's ranks use, as a cpu list
  * ("" where not known; not under SMPI), and rank r's host name (rank 0) */
@@ -215,7 +214,7 @@ void mb_load_start(struct mb_run *run);
 void mb_load_end(struct mb_run *run);
 int mb_load_busy(void);                  /* 1 busy, 0 not, -1 not known */
 void mb_load_json(FILE *f);              /* the JSON's "busy" and "load" lines */
-int mb_load_line(char *buf, size_t len); /* 1 and the caveat when busy, else 0 */
+void mb_load_print(FILE *f);             /* rank 0 at mb_finish: the BUSY line, where busy */
 
 /* watchdog.c */
 void mb_watchdog_start(const char *prog, int rank);

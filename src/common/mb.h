@@ -182,6 +182,7 @@ struct mb_run {
     int nrows, cap_rows;
     const char *lost; /* why rows stopped reaching the CSV (a full disk: term.c), or NULL */
     char *extra_meta;    /* ",\"key\": value" pairs appended to the JSON */
+    void (*load_json)(FILE *f); /* the JSON's "busy" and "load" (busy.c's, set by mb_init): meta.c renders them */
     int order_path[MB_ORDER_DEPTH]; /* mb_order: the item each loop depth is on */
     int *order_perm[MB_ORDER_DEPTH];
     unsigned long long order_draws;

@@ -245,6 +245,12 @@ struct member {
 };
 
 /* Verification, warm-up, the sweep's share, calibration: each member on its own. */
+/* The run fails; the first failed row is named in its closing line. */
+static void record_failure(struct mb_run *run, const struct mb_row *row)
+{
+    if (!run->nfailed++) mb_row_desc(run, row, run->first_failed, sizeof run->first_failed);
+}
+
 static int prepare(struct mb_run *run, struct member *m, int grouped)
 {
     const struct mb_opts *o = &run->opts;
@@ -262,7 +268,7 @@ static int prepare(struct mb_run *run, struct member *m, int grouped)
     m->drift = mb_fault_drift(row);
     if (o->verify && k->fill && k->check) {
         m->failed = verify(run, k, row);
-        if (m->failed) mb_record_failure(run, row);
+        if (m->failed) record_failure(run, row);
         row->verified = m->failed ? "no" : "yes";
     }
     if (o->warmup > 0) {

@@ -263,8 +263,6 @@ static int wide_rows(const struct mb_run *run, int *measured)
 void mb_print_end_caveats(FILE *f, const struct mb_run *run)
 {
     if (run->rank != 0) return;
-    char line[400];
-    if (mb_load_line(line, sizeof line)) fprintf(f, "BUSY: %s\n", line);
     int measured, wide = wide_rows(run, &measured);
     if (2 * wide > measured)
         fprintf(f, "WIDE INTERVALS: %d of %d measured rows have a 95 %% interval wider than their median: this run "
@@ -476,7 +474,7 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
         fprintf(f, ", \"ranks\": %d, \"threads_per_rank\": %ld, \"pus\": %d},\n", M.os_ranks, M.os_threads,
                 M.os_pus);
     }
-    mb_load_json(f); /* how much of the ranks' PUs others took */
+    if (run->load_json) run->load_json(f); /* how much of the ranks' PUs others took (busy.c, set by run.c) */
     fputs("  \"csv\": ", f);
     mb_json_str(f, strrchr(run->csv_path, '/') ? strrchr(run->csv_path, '/') + 1 : run->csv_path);
     fprintf(f, ",\n  \"rows\": %d,\n  \"mpi\": {\n    \"built_with\": \"%s\",\n    \"library_version\": ",
@@ -576,4 +574,13 @@ int mb_meta_write(struct mb_run *run, int complete)
     if (rc) remove(tmp);
     free(tmp);
     return rc;
+}
+
+/* A key and its JSON value for the metadata: the programs' own sections, the rounds file, the trace. */
+void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json)
+{
+    if (run->rank != 0) return;
+    size_t old = run->extra_meta ? strlen(run->extra_meta) : 0, n = old + strlen(key) + strlen(raw_json) + 16;
+    run->extra_meta = realloc(run->extra_meta, n);
+    snprintf(run->extra_meta + old, n - old, ",\n  \"%s\": %s", key, raw_json);
 }

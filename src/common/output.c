@@ -334,3 +334,16 @@ void mb_table_done(FILE *f, struct mb_table *t, const char *title, const char *c
     }
     t->cells = NULL;
 }
+
+/* "halocompare halo irecv-isend world 4-nbr periodic 16000 B": a row as the progress lines and warnings name it. */
+void mb_row_desc(const struct mb_run *run, const struct mb_row *r, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s %s", run->prog->name, r->test);
+    if (r->method[0] && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %s", r->method);
+    if (r->comm[0] && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %s", r->comm);
+    if (r->neighbors >= 0 && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %d-nbr", r->neighbors);
+    if (r->periodic >= 0 && n < (int)len)
+        n += snprintf(buf + n, len - (size_t)n, " %s", r->periodic ? "periodic" : "non-periodic");
+    if (r->threads > 1 && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %dT", r->threads);
+    if (r->bytes >= 0 && n < (int)len) snprintf(buf + n, len - (size_t)n, " %lld B", r->bytes);
+}

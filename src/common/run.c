@@ -366,6 +366,7 @@ static void answer(const struct mb_program *prog, int action)
 struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
 {
     struct mb_run *run = calloc(1, sizeof *run);
+    run->load_json = mb_load_json; /* meta.c writes busy.c's lines through it: the driver knows both */
     run->prog = prog;
     run->cmdline_json = mb_cmdline_json(*argc, *argv); /* before getopt permutes argv */
     mb_locale_c(); /* every number written with '.' decimals, whatever the environment's locale */
@@ -442,18 +443,6 @@ void mb_row_init(struct mb_row *row, const char *test, const char *method)
     snprintf(row->method, sizeof row->method, "%s", method ? method : "");
 }
 
-void mb_row_desc(const struct mb_run *run, const struct mb_row *r, char *buf, size_t len)
-{
-    int n = snprintf(buf, len, "%s %s", run->prog->name, r->test);
-    if (r->method[0] && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %s", r->method);
-    if (r->comm[0] && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %s", r->comm);
-    if (r->neighbors >= 0 && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %d-nbr", r->neighbors);
-    if (r->periodic >= 0 && n < (int)len)
-        n += snprintf(buf + n, len - (size_t)n, " %s", r->periodic ? "periodic" : "non-periodic");
-    if (r->threads > 1 && n < (int)len) n += snprintf(buf + n, len - (size_t)n, " %dT", r->threads);
-    if (r->bytes >= 0 && n < (int)len) snprintf(buf + n, len - (size_t)n, " %lld B", r->bytes);
-}
-
 void mb_begin(struct mb_run *run, struct mb_row *row)
 {
     char desc[200];
@@ -505,19 +494,6 @@ void mb_end(struct mb_run *run, struct mb_row *row)
         fprintf(stderr, "[%d/%d] %s ... %.1f s\n", run->ndone, run->ntotal, desc, row->wall);
 }
 
-void mb_record_failure(struct mb_run *run, const struct mb_row *row)
-{
-    if (!run->nfailed++) mb_row_desc(run, row, run->first_failed, sizeof run->first_failed);
-}
-
-void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json)
-{
-    if (run->rank != 0) return;
-    size_t old = run->extra_meta ? strlen(run->extra_meta) : 0, n = old + strlen(key) + strlen(raw_json) + 16;
-    run->extra_meta = realloc(run->extra_meta, n);
-    snprintf(run->extra_meta + old, n - old, ",\n  \"%s\": %s", key, raw_json);
-}
-
 int mb_finish(struct mb_run *run)
 {
     mb_watchdog_stop();
@@ -532,7 +508,8 @@ int mb_finish(struct mb_run *run)
             snprintf(n, sizeof n, "%d", run->nfailed);
             mb_meta_add(run, "verification_failures", n);
         }
-        mb_print_end_caveats(stdout, run); /* busy machine, wide intervals */
+        mb_load_print(stdout);              /* a busy machine */
+        mb_print_end_caveats(stdout, run); /* wide intervals */
         mb_outputs_land(); /* a run that measured nothing */
         if (run->lost) {
             /* a row lost to a full disk mid-run fails the run; the metadata on disk is the one counting

@@ -19,8 +19,7 @@
  * word; a pattern no test of the run matched is found at the end. */
 #include "internal.h"
 #include "options.h"
-#define MBP_TRACE_ONLY_LEVELS
-#include "../profile/trace.h"
+#include "pcontrol.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -19,14 +19,8 @@
 
 #include <stdint.h>
 
-#define MBP_PCONTROL_RUN 2701
-#define MBP_PCONTROL_TEST 2702
-#define MBP_PCONTROL_DISCARD 2703
-#define MBP_PCONTROL_FINISH 2704
-#define MBP_PCONTROL_KEY 0x6d70696d62747263L /* "mpimbtrc": passed as a long */
-#define MBP_ERR_LEN 512
+#include "pcontrol.h" /* the suite's MPI_Pcontrol levels: the harness calls them (src/common) */
 
-#ifndef MBP_TRACE_ONLY_LEVELS
 #include <mpi.h>
 
 /* One event: 56 bytes (bench/trace). */
@@ -64,5 +58,4 @@ void mbp_trace_msg(int id, int kind, uint64_t t0, uint64_t t1, uint64_t bytes, i
                    const void *req, int fortran);
 uint64_t *mbp_trace_save(const void *reqs, int fortran, int n); /* request keys before a wait / test */
 void mbp_trace_done(int id, uint64_t t0, uint64_t t1, const uint64_t *saved, const void *reqs, int fortran, int n);
-#endif
 #endif

@@ -53,6 +53,7 @@ struct mb_run *mbp_open_run(int required, int provided, double init_seconds)
 {
     double t0 = now();
     struct mb_run *r = calloc(1, sizeof *r);
+    r->load_json = mb_load_json; /* "busy": null, the load not sampled: a profile has no measuring window */
     r->prog = &prog;
     r->world = mbp.world;
     r->rank = mbp.rank;
