@@ -16,7 +16,7 @@ ARCH = ROOT / "docs" / "architecture.md"
 
 def _code(path: Path) -> str:
     src = path.read_text(encoding="utf-8")
-    src = re.sub(r"/\*.*?\*/", " ", src, flags=re.S)
+    src = re.sub(r"/\*.*?\*/", " ", src, flags=re.DOTALL)
     src = re.sub(r"//[^\n]*", " ", src)
     return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', src)
 
@@ -24,7 +24,8 @@ def _code(path: Path) -> str:
 def graph() -> dict[str, set[str]]:
     """file -> the files of src/common whose functions it calls."""
     code = {p.name: _code(p) for p in sorted(COMMON.glob("*.c"))}
-    defs = {f: set(re.findall(r"^(?:[\w*]+[ \t]+)+\**(mb_\w+)\s*\([^;{]*\)\s*\{", c, flags=re.M)) for f, c in code.items()}
+    head = re.compile(r"^(?:[\w*]+[ \t]+)+\**(mb_\w+)\s*\([^;{]*\)\s*\{", flags=re.MULTILINE)  # a definition
+    defs = {f: set(head.findall(c)) for f, c in code.items()}
     owner = {fn: f for f, d in defs.items() for fn in d}
     calls = {f: set(re.findall(r"\b(mb_\w+)\s*\(", c)) - defs[f] for f, c in code.items()}
     return {f: {owner[c] for c in cs if c in owner and owner[c] != f} for f, cs in calls.items()}

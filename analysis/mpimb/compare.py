@@ -218,7 +218,7 @@ def alternated(launches: pd.DataFrame, a: str, x: str) -> bool:
     on one machine, so the i-th of each are paired."""
     sel = launches[launches["set"].isin([a, x])]
     sr = series(sel["launch"])
-    return bool(len(sel)) and (sr != "").all() and sr.nunique() == 1 and sel["set"].nunique() == 2
+    return bool(len(sel) and (sr != "").all() and sr.nunique() == 1 and sel["set"].nunique() == 2)
 
 
 def ratios(pf: pd.DataFrame, names: list[str], launches: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -122,8 +122,9 @@ def combine(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFr
     shared = runs.duplicated([*scope, *PER_RUN], keep=False) if len(df) else pd.Series(dtype=bool)
     if not shared.any():  # the usual case: one launch of every configuration
         ok = np.isfinite(t) & (t > 0)
-        return df.assign(launches=ok.astype(np.int64), launch_times=[(x,) for x in t],
-                         launch_ids=[(x,) for x in df["launch"]] if "launch" in df else [()] * len(df)), warns
+        own = [(x,) for x in df["launch"]] if "launch" in df else [()] * len(df)
+        return df.assign(launches=ok.astype(np.int64), launch_times=pd.Series([(x,) for x in t], index=df.index),
+                         launch_ids=pd.Series(own, index=df.index, dtype=object)), warns
     gid, order = _first_per(df, scope, shared)
     d = df.iloc[order].reset_index(drop=True)
     gid = gid[order]

@@ -42,14 +42,14 @@ MIN_LAUNCHES = 3  # the fewest per side for a t interval that is not absurdly wi
 def t_quantile(q: float, df: np.ndarray | float) -> np.ndarray:
     """Student's t quantile (scipy.special, imported on first use: a run of one launch, the common case, judges
     without it, and mpimb-report's start stays short for the programs that call it at their end)."""
-    from scipy.special import stdtrit
+    from scipy.special import stdtrit  # type: ignore[import-untyped]
 
     return np.asarray(stdtrit(np.asarray(df, float), q))
 
 
 def t_sf(t: np.ndarray, df: np.ndarray) -> np.ndarray:
     """Student's t survival function, P(T > t)."""
-    from scipy.special import stdtr
+    from scipy.special import stdtr  # type: ignore[import-untyped]
 
     return np.asarray(1.0 - stdtr(np.asarray(df, float), np.asarray(t, float)))
 
