@@ -239,6 +239,22 @@ def sh(cmd: list[str | Path], cwd: Path | None = None, env: dict[str, str] | Non
                           check=False)
 
 
+@contextlib.contextmanager
+def small_disk(where: Path, size: str = "2m") -> Iterator[Path]:
+    """A tmpfs of size mounted at where (made here) for the test's while: a full disk, where root may mount."""
+    where.mkdir()
+    if not shutil.which("mount"):
+        pytest.skip("no mount(8) here: a full disk needs a small tmpfs")
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True,
+                       text=True, check=False)
+    if p.returncode:
+        pytest.skip(f"cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN): {p.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
 def report(*args: str | Path) -> str:
     """mpimb-report run in this process, its stdout (its start-up, pandas and matplotlib imported, is most
     of a short call's time, and each worker pays it once); any exit but 0 fails the test."""

@@ -17,7 +17,6 @@ import shutil
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from conftest import (
     launcher,
     mpich_turn,
     rank_pid,
+    small_disk,
 )
 
 QUICK = ["--quick", "--reps", "1", "--max-reps", "1", "--warmup", "0", "--min-rep-time", "0"]
@@ -282,21 +282,6 @@ def test_a_file_aside_held_by_a_live_run_or_left_by_a_dead_one(tmp_path: Path, l
 
 
 # ---------------------------------------------------------------- 6. a full disk
-
-@contextlib.contextmanager
-def small_disk(where: Path, size: str = "2m") -> Iterator[Path]:
-    where.mkdir()
-    if not shutil.which("mount"):
-        pytest.skip("no mount(8) here: a full disk needs a small tmpfs")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True,
-                       text=True, check=False)
-    if p.returncode:
-        pytest.skip(f"cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN): {p.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
 
 def fill(disk: Path) -> None:
     """Takes every free block of the disk."""

@@ -20,6 +20,7 @@ from conftest import ROOT, bindir, check_bad_input, launcher, run_mpi
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
 from helpers import browser_check, cli
+from mpimb.schema import parse_params
 from mpimb.timeline import notes, parse_ranks, read, timeline_plot
 
 ITERS = 3
@@ -69,7 +70,7 @@ def test_trace_ties_to_its_run(traced: tuple[str, Path, dict[str, Any]]) -> None
     [st] = o["stretches"]
     # the columns' words, then the row's params as key=value words
     assert st["test"]["key"] == "halo/irecv-send/world/4-nbr/non-periodic/800/" + st["test"]["params"].replace(";", "/")
-    assert "dims=2" in st["test"]["params"].split(";")
+    assert parse_params(st["test"]["params"]).get("dims") == "2"
     assert st["test"]["iters"] == ITERS and st["end_us"] > st["begin_us"]
     # the stretch spans every rank's: the first MPI_Pcontrol(1) to the last (0), so every call lies inside
     x = events(doc, "X")
@@ -327,7 +328,7 @@ def test_a_setting_without_a_column_is_in_the_key(lib: str, tmp_path: Path) -> N
     assert r.returncode == 0, r.stderr
     st = json.loads((tmp_path / "l-trace.json").read_text())["otherData"]["stretches"]
     assert len(st) == 1 and "/packing=datatype/" in st[0]["test"]["key"] + "/", st
-    assert "packing=datatype" in st[0]["test"]["params"].split(";")
+    assert parse_params(st[0]["test"]["params"]).get("packing") == "datatype"
     r = run_mpi(lib, 2, "halocompare", *TINY["mpich"], *ARGS, "--layout", "array", "--trace", "irecv-send/world",
                 out=tmp_path / "m.csv")
     assert r.returncode == 0, r.stderr

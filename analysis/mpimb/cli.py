@@ -12,7 +12,7 @@ from .guidelines import NAMES as GUIDELINE_NAMES
 from .guidelines import unknown as unknown_guideline
 from .keys import failed_banner, prepared
 from .load import InputError, frame, load, rel
-from .render import md_text
+from .render import NOT_REGULAR, md_text, regular_or_none, write_file
 
 PROG = "mpimb-report"
 
@@ -35,6 +35,8 @@ def _unwritable(opt: str, path: str, directory: bool = False) -> str | None:
             return f"{opt} {path}: not a directory"
     elif p.is_dir() or path.endswith(("/", os.sep)):
         return f"{opt} {path}: is a directory (give a file name)"
+    elif not regular_or_none(p):
+        return f"{opt} {path}: {NOT_REGULAR}"
     base = p if directory else p.parent
     while not base.exists():  # the directories the writer creates
         base = base.parent
@@ -199,7 +201,7 @@ def cmd_plot(a: argparse.Namespace) -> int:
     for f in figs:
         for ext in ("png", "svg"):
             p = out / f"{f.name}.{ext}"
-            p.write_bytes(f.png if ext == "png" else f.svg)
+            write_file(p, f.png if ext == "png" else f.svg)
     print(f"{len(figs)} plot(s) (PNG + SVG) in {out}")
     return 0
 

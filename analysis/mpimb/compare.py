@@ -51,7 +51,7 @@ from .page import (
 from .plots import P2P, Spec, compare_specs, draw
 from .plotting import Plot, pyplot
 from .recommend import side_by_side
-from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv
+from .render import FAILED, Table, esc, fmt, fmt_bytes, md_cell, md_text, write_csv, write_file
 from .units import unit_column, value
 
 KEY = KEYS
@@ -718,7 +718,7 @@ def _write_html(out: Path, names: list[str], tables: list[Table], summ: list[str
                 f"{esc(_every(csv_path))}</p>")
     body += [t.html() for t in tables]
     body.append("</section></main>")
-    out.write_text(html_page(title, "".join(body), sub), encoding="utf-8")
+    write_file(out, html_page(title, "".join(body), sub))
 
 
 def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], plots: list[Plot],
@@ -754,10 +754,10 @@ def _write_md(md: Path, names: list[str], tables: list[Table], summ: list[str], 
         pdir.mkdir(parents=True, exist_ok=True)
         lines += ["", "## Overlaid results", ""]
         for p in plots:
-            (pdir / f"{p.name}.png").write_bytes(p.png)
+            write_file(pdir / f"{p.name}.png", p.png)
             alt = md_text(" ".join(p.title.split())).replace("[", "\\[").replace("]", "\\]")
             lines.append(f"![{alt}]({pdir.name}/{p.name}.png)")
     lines += ["", "## Values and ratios", "", md_text(_every(csv_path)), ""]
     for t in tables:
         lines += [t.markdown()]
-    md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_file(md, "\n".join(lines) + "\n")

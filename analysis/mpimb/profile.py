@@ -28,7 +28,7 @@ from .judge import MIN_REPS, Finding, few_reps, unlike
 from .judge import text as findings_text
 from .load import InputError, Run, frame, short_library
 from .page import banners, findings_html, html_page, meta_table
-from .render import WIDTH, Table, csv_cell, esc, fmt, fmt_bytes, md_text
+from .render import WIDTH, Table, csv_cell, esc, fmt, fmt_bytes, md_text, write_file
 
 # Blocking sends whose time per call is comparable with pingpong's one-way latency at the same size.
 P2P_BLOCKING = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
@@ -506,7 +506,7 @@ def write_html(runs: list[Run], out: Path, warns_in: list[str]) -> list[str]:
                               for r in runs[:12]]) + "</section></main>")
     title = f"mpimb profile: {', '.join(sorted({p.run.label for p in profs}))}"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html_page(title, "".join(body), esc(
-        f"{len(profs)} profile(s) · {len(runs) - len(profs)} benchmark run(s)")), encoding="utf-8")
+    write_file(out, html_page(title, "".join(body), esc(
+        f"{len(profs)} profile(s) · {len(runs) - len(profs)} benchmark run(s)")))
     return warns
 

@@ -41,7 +41,7 @@ from .programs.halocompare import (
     no_strided_face,
     strided_faces_crossed,
 )
-from .render import Table, fmt_bytes
+from .render import Table, fmt_bytes, write_file
 
 KIND = "mpimb-recommendation"
 VERSION = 1
@@ -422,7 +422,7 @@ def document(rs: list[Range], sources: list[str]) -> dict[str, Any]:
 
 def write(rs: list[Range], sources: list[str], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(document(rs, sources), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    write_file(out, json.dumps(document(rs, sources), indent=1, allow_nan=False) + "\n")
 
 
 def side_by_side(frames: list[tuple[str, pd.DataFrame]]) -> Table | None:

@@ -10,7 +10,10 @@ import csv
 import html
 import io
 import math
+import os
 import re
+import secrets
+import stat
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,9 +127,39 @@ def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+NOT_REGULAR = "exists and is not a regular file (a device, FIFO, socket, directory or link): refused, mpimb-report " \
+    "replaces regular files only"
+
+
+def regular_or_none(path: Path) -> bool:
+    """Whether path names nothing, or a regular file (a link is neither: it is never written through nor replaced)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (a parent that is no directory: said apart)
+        return True
+
+
+def write_file(path: Path, data: bytes | str) -> None:
+    """Every file mpimb-report writes: through a file of its own beside path (O_EXCL: never another's, never a
+    link's target), renamed into place, so that a full disk or a kill leaves the earlier file or none, never a
+    cut one, and removed when anything fails.  What path may name (a regular file, or nothing) is checked before
+    any work (cli._unwritable)."""
+    if not regular_or_none(path):
+        raise OSError(f"{path}: {NOT_REGULAR}")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)  # (umask applies)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_csv(df: pd.DataFrame, path: Path) -> None:
     """A frame as a CSV export (csv_frame's rule), without the index."""
-    csv_frame(df).to_csv(path, index=False)
+    write_file(path, csv_frame(df).to_csv(index=False))
 
 
 @dataclass

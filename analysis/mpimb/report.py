@@ -12,7 +12,7 @@ from .page import HEAT_LEGEND, anchor, banners, findings_html, html_page, img, m
 from .plots import all_plots
 from .recommend import ranges
 from .recommend import table as recommendation
-from .render import esc
+from .render import esc, write_file
 from .tables import build
 from .timeline import read, sends_plot, timeline_plot
 
@@ -99,4 +99,4 @@ def write_report(runs: list[Run], df: pd.DataFrame, out: Path, stat: str, warns:
                 (f'<p class="note">{len(cols) - 12} more run(s) not shown.</p>' if len(cols) > 12 else "")
                 + "</section></main>")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html_page(title, "".join(body), sub), encoding="utf-8")
+    write_file(out, html_page(title, "".join(body), sub))

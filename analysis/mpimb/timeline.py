@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ import pandas as pd
 
 from .load import InputError
 from .plotting import COLORS, Plot, pyplot, save
-from .render import fmt
+from .render import fmt, write_file
 
 MAX_RANKS = 64  # readable swimlanes; above, a window of this many
 MAX_WORLD = (1 << 31) - 1  # ranks of a trace at most (an MPI rank is an int)
@@ -340,23 +338,9 @@ def write(t: Trace, out: Path, ranks: tuple[int, int] | None = None,
     for p in (timeline_plot(t, ranks, span), sends_plot(t)):
         for ext, data in (("png", p.png), ("svg", p.svg)):
             path = out / f"{p.name}.{ext}"
-            write_aside(path, data)
+            write_file(path, data)
             paths.append(path)
     return paths
-
-
-def write_aside(path: Path, data: bytes) -> None:
-    """data into path through a file of its own beside it (O_EXCL: never another's, never a link's target),
-    renamed into place; removed when anything fails."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)  # (umask applies)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def notes(t: Trace, ranks: tuple[int, int] | None = None) -> list[str]:

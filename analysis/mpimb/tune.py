@@ -29,7 +29,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from .keys import launch_parts, param_values, split_sync, without_param
 from .launches import MIN_LAUNCHES, Ratio
 from .launches import ratio as launch_ratio
 from .load import Run, frame, groups
-from .render import Table, fmt, fmt_bytes
+from .render import Table, fmt, fmt_bytes, write_file
 
 # Open MPI's collective IDs in the rules file (coll_base_functions.h, COLLTYPE_T)
 OMPI_IDS = {"allgather": 0, "allreduce": 2, "alltoall": 3, "barrier": 6, "bcast": 7, "reduce": 11}
@@ -235,11 +234,9 @@ def unchanged(cs: list[Choice], out: Path) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    """All or nothing: a temporary name beside it, renamed into place."""
+    """All or nothing (render.write_file), its directory made first."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_file(path, text)
 
 
 def tune(runs: list[Run], df: pd.DataFrame, out: Path) -> tuple[str, list[Path]]:
