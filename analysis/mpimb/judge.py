@@ -326,7 +326,13 @@ def pair(what: str, a: pd.Series, b: pd.Series, a_name: str, b_name: str, value:
     if math.isfinite(j.factor) and j.factor > 0:
         r = 1 / j.factor if value is mbps else j.factor
     return (f"{what}: {a_name} {value(a)} against {b_name} {value(b)}; {ratio_name} = {r:.2f} — "
-            f"{j.words}{started(a, b, a_name, b_name)}.")
+            f"{j.words}{started(a, b, short(a), short(b))}.")
+
+
+def short(r: pd.Series) -> str:
+    """A row named by its test, method and communicator ('one-sender isend world'): for a clause that names both
+    rows of a pair, whose sentence names them by longer phrases."""
+    return " ".join(str(r.get(c)) for c in ("test", "method", "comm") if r.get(c))
 
 
 def text(fs: list[Finding], width: int = 120) -> str:

@@ -209,3 +209,18 @@ def test_rank_orderings_judged_on_two_sided_methods_first(rename: dict[str, str]
     assert r.rc == 0, r.err
     ordering = [ln for ln in lines(r.out) if "Rank ordering" in ln]
     assert len(ordering) == 1 and f" with {judged_on}," in ordering[0], ordering
+
+
+def test_a_pair_started_differently_names_its_rows_plainly() -> None:
+    """The clause on repetitions started differently names the two rows by test, method and communicator, not by
+    the sentence's phrases ('one process sending alone reaches by window' read wrong: issue 44, item 16)."""
+    from mpimb import judge
+
+    base = {"comm": "world", "time_ci_lo_s": 0.9e-5, "time_ci_hi_s": 1.1e-5, "reps": 10}
+    a = pd.Series({**base, "test": "one-sender", "method": "isend", "params": "sync=window", "time_median_s": 1e-5,
+                   "mbps": 100.0})
+    b = pd.Series({**base, "test": "halo", "method": "irecv-isend", "params": "sync=barrier", "time_median_s": 1e-5,
+                   "mbps": 100.0})
+    s = judge.pair("One sender", a, b, "one process sending alone reaches", "a process in the halo exchange",
+                   judge.mbps, "one-sender / halo", 1.0)
+    assert "(repetitions started differently: one-sender isend world by window, halo irecv-isend world by barrier;" in s
