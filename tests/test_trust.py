@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import LIBS, ROOT, Run, run_mpi
+from conftest import LIBS, ROOT, Run, report, run_mpi
 
 ONE_REP = ("--reps", "1", "--max-reps", "1", "--comms", "world", "--methods", "irecv-isend,persistent,sendrecv",
            "--tests", "halo", "--periodic", "no", "--min-rep-time", "0", "--warmup", "1")
@@ -92,3 +92,22 @@ def test_threads_count_against_cores(tmp_path: Path) -> None:
     o = r.meta()["oversubscription"]
     assert r.meta()["oversubscribed"] is True and o["threads_per_rank"] == 2 and o["ranks"] == 2
     assert "OVERSUBSCRIBED: 2 ranks x 2 thread(s)" in r.stdout
+
+
+def test_rows_of_few_repetitions_are_marked(tmp_path: Path, mlib: str) -> None:
+    """A test asked for fewer than 6 repetitions whose budget is spent ends with them (the --max-reps caveat does
+    not cover it): its cells carry ~ in the program's tables and in mpimb-report's, one line says so at the end,
+    and the table's note explains the mark (issue 44, item 16)."""
+    out = tmp_path / "h.csv"
+    run = run_mpi(mlib, 2, "halocompare", "--tests", "halo", "--comms", "world", "--methods", "irecv-isend",
+                  "--neighbors", "4", "--periodic", "no", "--group", "none", "--reps", "3", "--min-rep-time", "0.04",
+                  "--time-budget", "0.005", "--warmup", "0", out=out, timeout=120, env={"MPIMB_REPORT": "none"})
+    assert run.returncode == 0, run.stderr
+    rows = [r for r in run.rows() if r["test"] == "halo"]
+    assert rows and all(0 < int(r["reps"]) < 6 for r in rows), [r["reps"] for r in rows]
+    assert "~" in run.stdout.split("FEW REPETITIONS")[0]
+    assert any(ln.startswith(f"FEW REPETITIONS: {len(rows)} of {len(rows)} rows ended with fewer than the 6")
+               for ln in run.stdout.splitlines()), run.stdout
+    from mpimb.render import FEW
+    t = report("table", out)
+    assert FEW in t and f"{FEW}: {len(rows)} value(s) of fewer than 6 repetitions" in t.replace("\n  ", " ")

@@ -327,14 +327,17 @@ def heat_colour(f: float) -> str:
     return f"hsl({f * 120:.0f}, 62%, {88 - 10 * f:.0f}%)"
 
 
-def cell(v: float, na: bool, failed: bool = False, show: Callable[[float], str] = fmt) -> str:
+FEW = "~"  # a value of fewer than schema.MIN_REPS_FOR_CI repetitions (as the programs' own tables mark it: mb_cell)
+
+
+def cell(v: float, na: bool, failed: bool = False, show: Callable[[float], str] = fmt, few: bool = False) -> str:
     if failed:
         return FAILED
     if na:
         return "n/a"
     if v is None or not math.isfinite(v):
         return ""
-    return show(v)
+    return show(v) + (FEW if few else "")
 
 
 def context(d: pd.DataFrame) -> str:
@@ -372,8 +375,10 @@ def agg(d: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         if d[k].dtype.kind == "f":
             d[k] = d[k].fillna(-1.0)
     g = d.groupby(keys, sort=False, dropna=False)
+    d["few"] = d["reps"].to_numpy(float) < schema.MIN_REPS_FOR_CI if "reps" in d else False
     out = g.agg(value=("value", "first"), na=("na", "all"), failed=("failed", "any"),
                 reason=("stop_reason", "first"), unit=("unit", "first"))
+    out["few"] = d.groupby(keys, sort=False, dropna=False)["few"].any().to_numpy()
     return out.reset_index()
 
 
@@ -386,9 +391,14 @@ def _show(name: str, v: object) -> str:
 
 
 def failed_note(d: pd.DataFrame) -> list[str]:
+    """The notes a table's rows call for: FAILED results, and values of fewer repetitions than a verdict needs."""
     n = int(d["failed"].sum())
-    return [f"FAILED: {n} result(s) failed verification (wrong data received); their times are in the CSV"] if n \
-        else []
+    few = int((d["reps"].to_numpy(float) < schema.MIN_REPS_FOR_CI).sum()) if "reps" in d else 0
+    out = [f"FAILED: {n} result(s) failed verification (wrong data received); their times are in the CSV"] if n else []
+    if few:
+        out.append(f"{FEW}: {few} value(s) of fewer than {schema.MIN_REPS_FOR_CI} repetitions (the time budget ran "
+                   "out, or --max-reps): no 95 % interval, so no verdict rests on them")
+    return out
 
 
 def pivot(d: pd.DataFrame, rows: list[str], cols: list[str], title: str, row_fmt: dict[str, object] | None = None,
@@ -405,8 +415,9 @@ def pivot(d: pd.DataFrame, rows: list[str], cols: list[str], title: str, row_fmt
     if "bytes" in rows:
         pos = rows.index("bytes")
         row_keys.sort(key=lambda k: (k[:pos], k[pos]))
-    lookup = {tuple(k): (v, n, f, u) for k, v, n, f, u in zip(a[rows + cols].itertuples(index=False, name=None),
-                                                              a["value"], a["na"], a["failed"], a["unit"])}
+    lookup = {tuple(k): (v, n, f, u, w) for k, v, n, f, u, w in zip(a[rows + cols].itertuples(index=False, name=None),
+                                                                    a["value"], a["na"], a["failed"], a["unit"],
+                                                                    a["few"])}
     fmts = row_fmt or {}
 
     def show(name: str, v: object) -> str:
@@ -429,7 +440,7 @@ def pivot(d: pd.DataFrame, rows: list[str], cols: list[str], title: str, row_fmt
         cells = [join(rows, rk, " · ") or "-"]
         for ck in col_keys:
             hit = lookup.get(rk + ck)
-            cells.append(cell(hit[0], bool(hit[1]), bool(hit[2]), value_fmt) if hit else "")
+            cells.append(cell(hit[0], bool(hit[1]), bool(hit[2]), value_fmt, bool(hit[4])) if hit else "")
         body.append(cells)
     notes = [n for n in (params_note(constant),) if n] + failed_note(d)
     return Table(title, header, body, notes=notes)

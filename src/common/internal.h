@@ -195,8 +195,9 @@ void mb_findings_after(const char *prog, const char *csv_path);
 
 /* meta.c: the binding check (rank 0 prints the warning once) */
 void mb_binding_warn(struct mb_run *run);
-/* meta.c, rank 0 at mb_finish: a run whose intervals are mostly wider than
- * their medians, one line */
+/* meta.c, rank 0 at mb_finish: rows of fewer repetitions than an interval
+ * needs, and a run whose intervals are mostly wider than their medians, one
+ * line each */
 void mb_print_end_caveats(FILE *f, const struct mb_run *run);
 /* meta.c: collective; the PUs this rank's host's ranks use, as a cpu list
  * ("" where not known; not under SMPI), and rank r's host name (rank 0) */

@@ -263,6 +263,16 @@ static int wide_rows(const struct mb_run *run, int *measured)
 void mb_print_end_caveats(FILE *f, const struct mb_run *run)
 {
     if (run->rank != 0) return;
+    int few = 0, rows = 0;
+    for (int i = 0; i < run->nrows; i++) {
+        if (run->rows[i].na) continue;
+        rows++;
+        few += run->rows[i].reps > 0 && run->rows[i].reps < MB_CI_MIN_REPS;
+    }
+    if (few && run->opts.max_reps >= MB_CI_MIN_REPS) /* (a --max-reps below 6 is said at the start) */
+        fprintf(f, "FEW REPETITIONS: %d of %d rows ended with fewer than the %d repetitions a 95 %% interval needs "
+                   "(marked ~ in the tables): no verdict rests on them\n",
+                few, rows, MB_CI_MIN_REPS);
     int measured, wide = wide_rows(run, &measured);
     if (2 * wide > measured)
         fprintf(f, "WIDE INTERVALS: %d of %d measured rows have a 95 %% interval wider than their median: this run "

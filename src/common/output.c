@@ -282,8 +282,11 @@ char *mb_cell(const struct mb_row *r, double v)
         snprintf(buf, sizeof buf, "n/a");
     else if (!strcmp(r->verified, "no")) /* a failed check is a result, shown loudly */
         snprintf(buf, sizeof buf, "FAILED");
-    else
+    else {
         mb_fmt_value(buf, sizeof buf, v);
+        /* fewer repetitions than a 95 % interval needs: marked, as mpimb-report marks it (render.FEW) */
+        if (r->reps > 0 && r->reps < MB_CI_MIN_REPS && strlen(buf) + 1 < sizeof buf) strcat(buf, "~");
+    }
     return strdup(buf);
 }
 

@@ -137,8 +137,8 @@ def layout_tables(d: pd.DataFrame) -> list[Table]:
     layouts = sorted(a["layout"].unique(), key=lambda s: (np.prod([int(x) for x in s.split("x")]),
                                                            -int(s.split("x")[0])))
     sets = sorted(a["set"].unique(), key=lambda s: (s.rsplit(" · ", 1)[0], METHODS.index(s.rsplit(" · ", 1)[1])))
-    cells = {(t, r, b, lay, s): cell(v, bool(na)) for t, r, b, lay, s, v, na in
-             zip(a["test"], a["root"], a["bytes"], a["layout"], a["set"], a["value"], a["na"], strict=True)}
+    cells = {(t, r, b, lay, s): cell(v, bool(na), few=bool(w)) for t, r, b, lay, s, v, na, w in
+             zip(a["test"], a["root"], a["bytes"], a["layout"], a["set"], a["value"], a["na"], a["few"], strict=True)}
     order = {"same": 0, "rotate": 1}
     keys = sorted({(t, r, b) for t, r, b, *_ in cells}, key=lambda k: (TESTS.index(k[0]), order.get(k[1], 2), k[1], k[2]))
     rows = [[f"{t} · {r or '-'} · {fmt_bytes(b)}"] + [cells.get((t, r, b, lay, s), "") for lay in layouts for s in sets]

@@ -86,8 +86,8 @@ def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
         comms = list(dict.fromkeys(a["row"]))
         methods = list(dict.fromkeys(a["method"]))
         nbrs = sorted(int(x) for x in a["neighbors"].unique() if x >= 0)
-        look = {(c, n, m): (v, na, f) for c, n, m, v, na, f in zip(a["row"], a["neighbors"], a["method"], a["value"],
-                                                                    a["na"], a["failed"])}
+        look = {(c, n, m): (v, na, f, w) for c, n, m, v, na, f, w in zip(a["row"], a["neighbors"], a["method"],
+                                                                          a["value"], a["na"], a["failed"], a["few"])}
         header = ["comm" + "".join(f" · {SHOWN.get(x, x)}" for x in extra)] + [m for _ in nbrs for m in methods]
         grp = [("", 1)] + [(f"{n} neighbours", len(methods)) for n in nbrs]
         rows, heat = [], []
@@ -98,7 +98,7 @@ def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
                 good = [x[0] for x in hits if x and not x[1] and not x[2] and math.isfinite(x[0])]
                 best = max(good) if good else math.nan
                 for x in hits:
-                    row.append(cell(x[0], bool(x[1]), bool(x[2])) if x else "")
+                    row.append(cell(x[0], bool(x[1]), bool(x[2]), few=bool(x[3])) if x else "")
                     ok = x is not None and not x[1] and not x[2] and math.isfinite(x[0]) and best > 0
                     rel.append(float(x[0]) / best if ok and x else None)
             rows.append(row)
@@ -118,7 +118,8 @@ def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
         o = agg(one, ["neighbors", "periodic", "bytes"])
         hal = agg(halo, ["comm", "neighbors", "periodic", "bytes", "method"]) if not halo.empty else None
         rows = []
-        for n, p, b, v, na, f in zip(o["neighbors"], o["periodic"], o["bytes"], o["value"], o["na"], o["failed"]):
+        for n, p, b, v, na, f, w in zip(o["neighbors"], o["periodic"], o["bytes"], o["value"], o["na"], o["failed"],
+                                        o["few"]):
             ref, ref_bad = math.nan, False
             if hal is not None:
                 m = hal[(hal["comm"] == "world") & (hal["neighbors"] == n) & (hal["periodic"] == p)
@@ -127,7 +128,7 @@ def tables(d: pd.DataFrame, ctx: str) -> list[Table]:
                     ref, ref_bad = float(m["value"].iloc[0]), bool(m["failed"].iloc[0])
             stencil = f"{int(n)}-nbr {'periodic' if p == 1 else 'non-periodic'}"
             ok = math.isfinite(ref) and ref > 0 and not na and not f and not ref_bad
-            rows.append([stencil, cell(v, bool(na), bool(f)), FAILED if ref_bad else fmt(ref) if math.isfinite(ref)
+            rows.append([stencil, cell(v, bool(na), bool(f), few=bool(w)), FAILED if ref_bad else fmt(ref) if math.isfinite(ref)
                          else "", fmt_ratio(v / ref) if ok else ""])
         out.append(Table(f"One sender (world): one interior process sends alone, MB/s — {ctx}",
                          ["stencil", "one-sender", f"halo {ORDERING_METHOD}", "one-sender/halo"], rows,
