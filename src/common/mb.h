@@ -100,6 +100,9 @@ struct mb_program {
     const char *(*validate)(void);
     /* the program's own defaults for --rel-ci, --sweep-budget and --min-rep-time (0: the common ones) */
     double rel_ci, sweep_budget, min_rep_time;
+    /* options that act only with another's choice, in pairs, NULL-ended: {"packing", "layout=array", NULL}
+     * (their choices are --trace words only then) */
+    const char *const *acts_with;
 };
 
 /* ------------------------------------------------------------ run state */

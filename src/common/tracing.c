@@ -149,6 +149,24 @@ static int known_word(const struct mb_program *prog, const char *w, size_t l, co
     return (l == 8 && !strncmp(w, "periodic", 8)) || (l == 12 && !strncmp(w, "non-periodic", 12));
 }
 
+/* "OPTION=CHOICE" that option `name` acts only with (mb_program.acts_with), or NULL. */
+static const char *acts_with(const struct mb_program *prog, const char *name)
+{
+    for (const char *const *a = prog->acts_with; a && a[0] && a[1]; a += 2)
+        if (!strcmp(a[0], name)) return a[1];
+    return NULL;
+}
+
+/* Whether "OPTION=CHOICE" holds: the program's CHOICE option OPTION (an index into its choices) is CHOICE. */
+static int acting(const struct mb_program *prog, const char *cond)
+{
+    const char *eq = strchr(cond, '=');
+    for (const struct mb_option *o = prog->options; eq && o && o->name; o++)
+        if (o->kind == MB_OPT_CHOICE && strlen(o->name) == (size_t)(eq - cond) && !strncmp(o->name, cond, (size_t)(eq - cond)))
+            return mb_choice_index(o->choices, eq + 1, strlen(eq + 1)) == *(int *)o->dest;
+    return 1;
+}
+
 const char *mb_trace_check(const struct mb_program *prog, const struct mb_opts *o, char *buf, size_t len)
 {
     if (!o->trace) return o->trace_out || o->trace_iters ? "--trace-iters and --trace-out need --trace" : NULL;
@@ -164,6 +182,12 @@ const char *mb_trace_check(const struct mb_program *prog, const struct mb_opts *
         if (!known_word(prog, p, l, &opt, &bit)) {
             snprintf(buf, len, "--trace '%s' matches no test: '%.*s' is no word of a %s test (see --list)", o->trace,
                      (int)l, p, prog->name);
+            return buf;
+        }
+        const char *cond = opt ? acts_with(prog, opt->name) : NULL;
+        if (cond && !acting(prog, cond)) {
+            snprintf(buf, len, "--trace '%s' matches no test: '%.*s' is a choice of --%s, which acts only with --%.*s %s",
+                     o->trace, (int)l, p, opt->name, (int)strcspn(cond, "="), cond, strchr(cond, '=') + 1);
             return buf;
         }
         unsigned long mask = opt ? *(unsigned long *)opt->dest : 0;

@@ -200,6 +200,7 @@ static const struct mb_program program = {
     .thread_level = MPI_THREAD_SINGLE,
     .list = list,
     .validate = validate,
+    .acts_with = (const char *const[]){"packing", "layout=array", NULL},
 };
 
 /* What the kernels see: the halo, the method, and (one-sender) who sends. */
