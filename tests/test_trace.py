@@ -401,8 +401,8 @@ def test_a_profiler_preloaded_by_hand_is_named(tmp_path: Path) -> None:
     (["--trace", "irecv-send", "--trace-iters", "0"], "halocompare: --trace-iters must be an integer from 1"),
     # a choice of an option that acts only with another's (--packing, with --layout array): refused at start, not
     # found unmatched after the whole run (issue 44, item 12)
-    (["--trace", "irecv-send/datatype"], "halocompare: --trace 'irecv-send/datatype' matches no test: 'datatype' is "
-     "a choice of --packing, which acts only with --layout array"),
+    (["--trace", "irecv-send/datatype"], ("halocompare: --trace 'irecv-send/datatype' matches no test: 'datatype' is "
+                                          "a choice of --packing, which acts only with --layout array")),
 ])
 def test_bad_trace_options(args: list[str], message: str, tmp_path: Path) -> None:
     check_bad_input("halocompare", args, message, tmp_path)
