@@ -35,6 +35,7 @@ import math
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -44,7 +45,7 @@ from .launches import FDR, MIN_LAUNCHES, outside
 from .launches import judge as launch_judge
 from .launches import parts as launch_parts
 from .load import rounds_rejected
-from .paired import Paired, paired_ratio
+from .paired import Z95, Paired, paired_ratio
 from .render import fmt
 from .units import MBPS, US
 
@@ -95,15 +96,16 @@ def reps(a: pd.Series, b: pd.Series) -> float:
     return float(np.fmin(float(a.get("reps", math.nan)), float(b.get("reps", math.nan))))
 
 
-def paired(a: pd.Series, b: pd.Series) -> Paired | None:
-    """A against B from their rounds, where both were measured in one group of one launch (else None)."""
+def paired(a: pd.Series, b: pd.Series, z: float = Z95) -> Paired | None:
+    """A against B from their rounds, where both were measured in one group of one launch (else None); z: the
+    interval's normal quantile (a family judged together: judgements)."""
     ga, gb = float(a.get("round_group", math.nan)), float(b.get("round_group", math.nan))
     if not (math.isfinite(ga) and ga == gb and a.get("file") == b.get("file")):
         return None
     ra, rb = a.get("rounds", ()), b.get("rounds", ())
     if not ra or len(ra) != len(rb):
         return None
-    return paired_ratio(np.asarray(ra, float), np.asarray(rb, float))
+    return paired_ratio(np.asarray(ra, float), np.asarray(rb, float), z)
 
 
 def paired_verdict(p: Paired) -> str:
@@ -149,7 +151,7 @@ def judgements(pairs: list[tuple[pd.Series, pd.Series]]) -> list[Judgement]:
     p-values (mpimb.launches.judge, as compare's rows), so that many identical pairs are not called 5 % of
     the time; the others (inside one launch, or not judged) as judgement says."""
     out: list[Judgement | None] = [None] * len(pairs)
-    idx, got = [], []
+    idx, got, inside = [], [], []
     for i, (a, b) in enumerate(pairs):
         ta, ia = _launches(a)
         tb, ib = _launches(b)
@@ -157,7 +159,14 @@ def judgements(pairs: list[tuple[pd.Series, pd.Series]]) -> list[Judgement]:
             idx.append(i)
             got.append(_across(ta, ia, tb, ib))
         else:
-            out[i] = _one_launch(a, b, ia, ib)
+            inside.append(i)
+    # the pairs paired by rounds inside one launch have no p-value (order statistics): their family is stated at
+    # the Bonferroni level, 1 - 0.05 / m for m such pairs
+    m = sum(paired(*pairs[i]) is not None for i in inside)
+    z = NormalDist().inv_cdf(1 - 0.025 / m) if m > 1 else Z95
+    for i in inside:
+        a, b = pairs[i]
+        out[i] = _one_launch(a, b, _launches(a)[1], _launches(b)[1], z, m)
     if got:
         est, se, df = (np.array([g[k] for g in got], float) for k in range(3))
         lo, hi, called, level = launch_judge(est, se, df, fdr=FDR if len(got) > 1 else None)
@@ -185,19 +194,21 @@ def judgement(a: pd.Series, b: pd.Series) -> Judgement:
     return judgements([(a, b)])[0]
 
 
-def _one_launch(a: pd.Series, b: pd.Series, ia: tuple[str, ...], ib: tuple[str, ...]) -> Judgement:
-    """judgement of two rows of one launch each."""
+def _one_launch(a: pd.Series, b: pd.Series, ia: tuple[str, ...], ib: tuple[str, ...], z: float = Z95,
+                m: int = 1) -> Judgement:
+    """judgement of two rows of one launch each; z, m: the level of a family of m pairs paired by rounds."""
     # two runs are two launches even where they share a round of scripts/launches (one launch id)
     if ia and ib and (ia[0] != ib[0] or a.get("file") != b.get("file")):
         return Judgement("few", f"not judged (one launch of each; {MIN_LAUNCHES} launches needed: scripts/launches)",
                          ratio(float(a["time_median_s"]), float(b["time_median_s"])))
-    p = paired(a, b)
+    p = paired(a, b, z)
     if p is not None:
         if not p.judged:
             return Judgement("few", few_reps(p.n), p.ratio)
         v = paired_verdict(p)
         words = "outside the noise" if v == "called" else "within the noise"
-        return Judgement(v, f"{words} in this launch (paired, {p.n} rounds: time {p.ratio:.3f}× {p.interval()})",
+        at = f", {100 * (1 - 0.05 / m):.3g} % intervals over {m} comparisons" if m > 1 else ""
+        return Judgement(v, f"{words} in this launch (paired, {p.n} rounds: time {p.ratio:.3f}× {p.interval()}{at})",
                          p.ratio, p.lo, p.hi)
     n = reps(a, b)
     t = ratio(float(a["time_median_s"]), float(b["time_median_s"]))

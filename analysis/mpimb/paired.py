@@ -25,11 +25,15 @@ from .schema import MIN_REPS_FOR_CI
 MIN_ROUNDS = MIN_REPS_FOR_CI  # no 95 % interval of a median below it (the harness's MB_CI_MIN_REPS)
 
 
-def median_ci_index(n: int) -> tuple[int, int]:
-    """0-based order statistics bounding the median of n samples with 95 % confidence."""
+Z95 = 1.96  # the normal quantile of a 95 % two-sided interval
+
+
+def median_ci_index(n: int, z: float = Z95) -> tuple[int, int]:
+    """0-based order statistics bounding the median of n samples with 95 % confidence (z: the normal quantile of
+    another level, for a family of comparisons judged together)."""
     if n < MIN_ROUNDS:
         return 0, max(n - 1, 0)
-    r = 1.96 * math.sqrt(n)
+    r = z * math.sqrt(n)
     j = max(math.floor((n - r) / 2), 1)
     k = min(math.ceil(1 + (n + r) / 2), n)
     return j - 1, k - 1
@@ -62,8 +66,9 @@ class Paired:
         return f"[{self.lo:.3g}, {self.hi:.3g}]" if self.judged else "[-]"
 
 
-def paired_ratio(a: np.ndarray, b: np.ndarray) -> Paired:
-    """A against B from per-round samples of equal length (rounds where either is missing or not positive left out)."""
+def paired_ratio(a: np.ndarray, b: np.ndarray, z: float = Z95) -> Paired:
+    """A against B from per-round samples of equal length (rounds where either is missing or not positive left out);
+    z: median_ci_index's."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     keep = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
     r = np.sort(a[keep] / b[keep])
@@ -73,5 +78,5 @@ def paired_ratio(a: np.ndarray, b: np.ndarray) -> Paired:
     med = float(np.median(r))
     if n < MIN_ROUNDS:
         return Paired(med, math.nan, math.nan, n)
-    lo, hi = median_ci_index(n)
+    lo, hi = median_ci_index(n, z)
     return Paired(med, float(r[lo]), float(r[hi]), n)

@@ -173,3 +173,24 @@ def test_many_pairs_judged_together_call_no_identical_one() -> None:
     assert sum(j.verdict == "called" for j in together[:400]) == 0
     assert all(j.verdict == "called" and j.factor < 1 for j in together[400:])
     assert "intervals over 440 comparisons" in together[0].words
+
+
+def test_many_pairs_inside_one_launch_are_judged_as_a_family() -> None:
+    """Pairs measured by rounds of one group inside one launch: 300 identical pairs (5 % noise per round, 40
+    rounds) judged one by one call some; judged together (judge.judgements: the Bonferroni level for intervals of
+    order statistics) none, while pairs 25 % apart are still called, and the words state the level."""
+    rng = np.random.default_rng(5)
+
+    def row(scale: float) -> pd.Series:
+        r = tuple(float(x) for x in scale * np.exp(rng.normal(0, 0.05, 40)))
+        return pd.Series({"time_median_s": float(np.median(r)), "round_group": 0.0, "file": "a.csv", "rounds": r,
+                          "reps": 40, "launch_times": (float(np.median(r)),), "launch_ids": ("run",)})
+
+    same = [(row(1.0), row(1.0)) for _ in range(300)]
+    apart = [(row(1.0), row(1.25)) for _ in range(20)]
+    alone = sum(judge.judgement(a, b).verdict == "called" for a, b in same)
+    together = judge.judgements(same + apart)
+    assert alone > 0
+    assert sum(j.verdict == "called" for j in together[:300]) == 0
+    assert all(j.verdict == "called" for j in together[300:])
+    assert "in this launch" in together[0].words and "intervals over 320 comparisons" in together[0].words
