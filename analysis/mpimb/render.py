@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import schema
@@ -375,7 +376,7 @@ def agg(d: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         if d[k].dtype.kind == "f":
             d[k] = d[k].fillna(-1.0)
     g = d.groupby(keys, sort=False, dropna=False)
-    d["few"] = d["reps"].to_numpy(float) < schema.MIN_REPS_FOR_CI if "reps" in d else False
+    d["few"] = few_by_budget(d)
     out = g.agg(value=("value", "first"), na=("na", "all"), failed=("failed", "any"),
                 reason=("stop_reason", "first"), unit=("unit", "first"))
     out["few"] = d.groupby(keys, sort=False, dropna=False)["few"].any().to_numpy()
@@ -390,14 +391,22 @@ def _show(name: str, v: object) -> str:
     return str(v)
 
 
+def few_by_budget(d: pd.DataFrame) -> np.ndarray:
+    """Rows the time budget ended with fewer repetitions than a 95 % interval needs (stop_reason budget), marked
+    FEW as the programs' tables mark them; a --max-reps below that ends rows on max-reps, said once elsewhere."""
+    if "reps" not in d or "stop_reason" not in d:
+        return np.zeros(len(d), dtype=bool)
+    return (d["reps"].to_numpy(float) < schema.MIN_REPS_FOR_CI) & (d["stop_reason"].astype(str) == "budget").to_numpy()
+
+
 def failed_note(d: pd.DataFrame) -> list[str]:
     """The notes a table's rows call for: FAILED results, and values of fewer repetitions than a verdict needs."""
     n = int(d["failed"].sum())
-    few = int((d["reps"].to_numpy(float) < schema.MIN_REPS_FOR_CI).sum()) if "reps" in d else 0
+    few = int(few_by_budget(d).sum())
     out = [f"FAILED: {n} result(s) failed verification (wrong data received); their times are in the CSV"] if n else []
     if few:
         out.append(f"{FEW}: {few} value(s) of fewer than {schema.MIN_REPS_FOR_CI} repetitions (the time budget ran "
-                   "out, or --max-reps): no 95 % interval, so no verdict rests on them")
+                   "out): no 95 % interval, so no verdict rests on them")
     return out
 
 

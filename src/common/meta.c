@@ -267,11 +267,11 @@ void mb_print_end_caveats(FILE *f, const struct mb_run *run)
     for (int i = 0; i < run->nrows; i++) {
         if (run->rows[i].na) continue;
         rows++;
-        few += run->rows[i].reps > 0 && run->rows[i].reps < MB_CI_MIN_REPS;
+        few += run->rows[i].reps > 0 && run->rows[i].reps < MB_CI_MIN_REPS && !strcmp(run->rows[i].stop_reason, "budget");
     }
-    if (few && run->opts.max_reps >= MB_CI_MIN_REPS) /* (a --max-reps below 6 is said at the start) */
+    if (few) /* (a --max-reps below 6 is said at the start: its rows end on max-reps) */
         fprintf(f, "FEW REPETITIONS: %d of %d rows ended with fewer than the %d repetitions a 95 %% interval needs "
-                   "(marked ~ in the tables): no verdict rests on them\n",
+                   "when the time budget ran out (marked ~ in the tables): no verdict rests on them\n",
                 few, rows, MB_CI_MIN_REPS);
     int measured, wide = wide_rows(run, &measured);
     if (2 * wide > measured)

@@ -284,8 +284,10 @@ char *mb_cell(const struct mb_row *r, double v)
         snprintf(buf, sizeof buf, "FAILED");
     else {
         mb_fmt_value(buf, sizeof buf, v);
-        /* fewer repetitions than a 95 % interval needs: marked, as mpimb-report marks it (render.FEW) */
-        if (r->reps > 0 && r->reps < MB_CI_MIN_REPS && strlen(buf) + 1 < sizeof buf) strcat(buf, "~");
+        /* ended by the time budget with fewer repetitions than a 95 % interval needs: marked, as mpimb-report
+         * marks it (render.FEW); a --max-reps below that is said once, at the start */
+        if (r->reps > 0 && r->reps < MB_CI_MIN_REPS && !strcmp(r->stop_reason, "budget") && strlen(buf) + 1 < sizeof buf)
+            strcat(buf, "~");
     }
     return strdup(buf);
 }
