@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -154,6 +155,13 @@ def test_launches_of_different_builds_are_named(tmp_path: Path, capsys: pytest.C
     assert len(warn) == 1 and "fedcba987654" in warn[0] and j.with_suffix(".csv").name in warn[0]
 
 
+def family(row: Callable[[float], pd.Series], same: int, apart: int) -> tuple[int, list[judge.Judgement]]:
+    """(how many of `same` identical pairs judgement calls one by one, judgements of those and of `apart` pairs
+    25 % apart judged together)."""
+    pairs = [(row(1.0), row(1.0)) for _ in range(same)] + [(row(1.0), row(1.25)) for _ in range(apart)]
+    return sum(judge.judgement(a, b).verdict == "called" for a, b in pairs[:same]), judge.judgements(pairs)
+
+
 def test_many_pairs_judged_together_call_no_identical_one() -> None:
     """400 pairs of identical configurations over 5 launches (a launch shift and row noise of 3 % each): judged
     one by one, a 95 % interval apiece calls some; judged together (judge.judgements: Benjamini-Hochberg, as a
@@ -165,10 +173,7 @@ def test_many_pairs_judged_together_call_no_identical_one() -> None:
         t = tuple(float(x) for x in scale * np.exp(rng.normal(0, 0.03, 5)))
         return pd.Series({"time_median_s": float(np.median(t)), "launch_times": t, "launch_ids": ids})
 
-    same = [(row(1.0), row(1.0)) for _ in range(400)]
-    apart = [(row(1.0), row(1.25)) for _ in range(40)]
-    alone = sum(judge.judgement(a, b).verdict == "called" for a, b in same)
-    together = judge.judgements(same + apart)
+    alone, together = family(row, 400, 40)
     assert alone > 0
     assert sum(j.verdict == "called" for j in together[:400]) == 0
     assert all(j.verdict == "called" and j.factor < 1 for j in together[400:])
@@ -186,10 +191,7 @@ def test_many_pairs_inside_one_launch_are_judged_as_a_family() -> None:
         return pd.Series({"time_median_s": float(np.median(r)), "round_group": 0.0, "file": "a.csv", "rounds": r,
                           "reps": 40, "launch_times": (float(np.median(r)),), "launch_ids": ("run",)})
 
-    same = [(row(1.0), row(1.0)) for _ in range(300)]
-    apart = [(row(1.0), row(1.25)) for _ in range(20)]
-    alone = sum(judge.judgement(a, b).verdict == "called" for a, b in same)
-    together = judge.judgements(same + apart)
+    alone, together = family(row, 300, 20)
     assert alone > 0
     assert sum(j.verdict == "called" for j in together[:300]) == 0
     assert all(j.verdict == "called" for j in together[300:])
