@@ -20,7 +20,7 @@ import pytest
 from conftest import COLUMNS, ONCE, ROOT, bindir, launcher, text_table
 
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
-from helpers import browser_check, cli
+from helpers import browser_check, cli, cli_proc
 
 APP = ROOT / "tests" / "profile" / "app.c"
 RING = ROOT / "tests" / "profile" / "ring.f90"
@@ -195,13 +195,7 @@ def test_halocompare_counts(lib: str, n: int, tmp_path: Path) -> None:
     assert not p.pairs("rma")
     # the matrix is a companion of the run, not a result file of its own
     v = cli_proc("validate", str(out))
-    assert v.returncode == 0 and v.stdout.startswith("ok: 1 run(s)"), v.stdout + v.stderr
-
-
-def cli_proc(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = ROOT / ".venv" / "bin" / "mpimb-report"
-    cmd = [str(exe), *args] if exe.exists() else [sys.executable, "-m", "mpimb", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    assert v.rc == 0 and v.out.startswith("ok: 1 run(s)"), v.out + v.err
 
 
 def ompi_monitoring(prefix: Path, n: int) -> dict[tuple[int, int], tuple[int, int]]:
