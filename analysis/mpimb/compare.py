@@ -576,11 +576,14 @@ def summary(w: pd.DataFrame, names: list[str], top: int = 5, talk: pd.DataFrame 
                     f"{float(np.exp(np.log(r[ok]).mean())):.3g} — {why}; nothing is called")
         else:
             est, lo, hi, nl = gm
-            words = "outside the noise" if bool(outside(lo, hi)) else "within the noise"
-            speed = f"{1 / est:.2f}× faster" if est < 1 else f"{est:.2f}× slower"
-            head = (f"{n} vs {A}: over the {int((ok & (w[f'why@{n}'] == '')).sum())} configurations judged, {n} is "
+            called = bool(outside(lo, hi))
+            # a direction is named only where the interval calls it
+            speed = (f"{n} is {1 / est:.2f}× faster" if est < 1 else f"{n} is {est:.2f}× slower") if called else \
+                "the time ratios are within the noise"
+            head = (f"{n} vs {A}: over the {int((ok & (w[f'why@{n}'] == '')).sum())} configurations judged, "
                     f"{speed} (geometric mean of the time ratios {est:.3g}, 95 % CI [{lo:.3g}, {hi:.3g}] across "
-                    f"{nl} launches) — {words}; outside the noise faster in {faster}, slower in {slower}"
+                    f"{nl} launches){' — outside the noise' if called else ''}; outside the noise faster in "
+                    f"{faster}, slower in {slower}"
                     + (f"; {nwhy} not judged (fewer than {MIN_LAUNCHES} launches)" if nwhy else ""))
         lines.append(marks + head + (f"; {only_a} only in {A}, {only_n} only in {n}" if only_a or only_n else "")
                      + (f"; {nfail} FAILED (no ratio)" if nfail else "") + ".")

@@ -306,7 +306,7 @@ def ranked(g: pd.DataFrame, col: str, higher: bool = True) -> tuple[pd.Series, p
 
 
 def spread(what: str, best: pd.Series, worst: pd.Series, col: str, value: Callable[[pd.Series], str],
-           kind: str, r: float = math.nan, second: pd.Series | None = None) -> str:
+           kind: str, second: pd.Series | None = None) -> str:
     """'{what}: X is the best {kind} ..., F× faster than the runner-up Y ...' — best only where it beats the
     runner-up (second, default the worst) outside the noise; the factor stated is the judgement's estimate
     (the time ratio of the worst or runner-up to the best), never a ratio beside it."""

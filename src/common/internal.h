@@ -195,6 +195,8 @@ void mb_findings_after(const char *prog, const char *csv_path);
 
 /* meta.c: the binding check (rank 0 prints the warning once) */
 void mb_binding_warn(struct mb_run *run);
+/* output.c: a row the time budget ended with fewer repetitions than an interval needs (marked ~) */
+int mb_row_few(const struct mb_row *r);
 /* meta.c, rank 0 at mb_finish: rows of fewer repetitions than an interval
  * needs, and a run whose intervals are mostly wider than their medians, one
  * line each */

@@ -265,9 +265,8 @@ void mb_print_end_caveats(FILE *f, const struct mb_run *run)
     if (run->rank != 0) return;
     int few = 0, rows = 0;
     for (int i = 0; i < run->nrows; i++) {
-        if (run->rows[i].na) continue;
-        rows++;
-        few += run->rows[i].reps > 0 && run->rows[i].reps < MB_CI_MIN_REPS && !strcmp(run->rows[i].stop_reason, "budget");
+        rows += !run->rows[i].na;
+        few += mb_row_few(&run->rows[i]);
     }
     if (few) /* (a --max-reps below 6 is said at the start: its rows end on max-reps) */
         fprintf(f, "FEW REPETITIONS: %d of %d rows ended with fewer than the %d repetitions a 95 %% interval needs "

@@ -273,6 +273,13 @@ void mb_table_print(FILE *f, int nrows, int ncols, char **cells, const char *con
     free(w);
 }
 
+/* Ended by the time budget with fewer repetitions than a 95 % interval needs (render.few_by_budget's rule); a
+ * --max-reps below that ends rows on max-reps, and is said once, at the start. */
+int mb_row_few(const struct mb_row *r)
+{
+    return !r->na && r->reps > 0 && r->reps < MB_CI_MIN_REPS && !strcmp(r->stop_reason, "budget");
+}
+
 char *mb_cell(const struct mb_row *r, double v)
 {
     char buf[32];
@@ -284,10 +291,7 @@ char *mb_cell(const struct mb_row *r, double v)
         snprintf(buf, sizeof buf, "FAILED");
     else {
         mb_fmt_value(buf, sizeof buf, v);
-        /* ended by the time budget with fewer repetitions than a 95 % interval needs: marked, as mpimb-report
-         * marks it (render.FEW); a --max-reps below that is said once, at the start */
-        if (r->reps > 0 && r->reps < MB_CI_MIN_REPS && !strcmp(r->stop_reason, "budget") && strlen(buf) + 1 < sizeof buf)
-            strcat(buf, "~");
+        if (mb_row_few(r) && strlen(buf) + 1 < sizeof buf) strcat(buf, "~"); /* as mpimb-report: render.FEW */
     }
     return strdup(buf);
 }

@@ -47,6 +47,7 @@ def test_equal_sets_are_not_called_different(tmp_path: Path, capsys: pytest.Capt
     assert not sig(w, "B").any()
     s = summary(md)
     assert "within the noise" in s and "faster in 0, slower in 0" in s and "significantly" not in s
+    assert "× faster" not in s and "× slower" not in s  # no direction named that the interval does not call
     assert "Win:" not in s and "Loss:" not in s
 
 
