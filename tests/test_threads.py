@@ -354,11 +354,19 @@ def overhead(lib: str, out: Path, rounds: int, *extra: str) -> subprocess.Comple
 
 
 def table(stdout: str) -> dict[str, list[str]]:
-    """The overhead table's rows by test, split at spaces, after checking its header."""
+    """The overhead table's rows by test, split at spaces, after checking its header; a table wider than the
+    text width goes on in a block that repeats the key columns (test, bytes: render.Table.keys), joined here."""
     lines = stdout.splitlines()
-    head = next(s for s in lines if s.startswith("test "))
-    assert head.split() == ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE", "µs", "%", "M/S", "verdict"]
-    return {t: next(s for s in lines if s.startswith(t + " ")).split() for t in ("overhead-latency", "overhead-bw")}
+    heads = [i for i, s in enumerate(lines) if s.startswith("test ")]
+    header: list[str] = []
+    rows: dict[str, list[str]] = {}
+    for n, i in enumerate(heads):
+        block = lines[i:heads[n + 1] if n + 1 < len(heads) else len(lines)]
+        header += block[0].split()[2 if n else 0:]
+        for t in ("overhead-latency", "overhead-bw"):
+            rows[t] = rows.get(t, []) + next(s for s in block if s.startswith(t + " ")).split()[2 if n else 0:]
+    assert header == ["test", "bytes", *LEVELS, "MULTIPLE-SINGLE", "µs", "%", "M/S", "verdict"]
+    return rows
 
 
 def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
