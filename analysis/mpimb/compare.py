@@ -36,7 +36,18 @@ import pandas as pd
 from . import crosssystem, schema
 from .judge import BUSY, OVERSUBSCRIBED, UNJUDGED
 from .keys import KEYS, builds, failed_banner, launch_parts, prepared, split_measured, split_sync
-from .launches import FDR, MARGIN, MIN_LAUNCHES, judge, outside, paired_logs, t_quantile, welch
+from .launches import (
+    FDR,
+    MARGIN,
+    MIN_LAUNCHES,
+    center_interval,
+    judge,
+    one,
+    outside,
+    paired_logs,
+    trimmed,
+    welch,
+)
 from .load import COLUMNS, Run, frame, load, per_run_text, short_library
 from .page import (
     banners,
@@ -182,22 +193,24 @@ def aggregate(df: pd.DataFrame, stat: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     if len(first) == len(kid):  # one launch of every configuration: nothing to take together
         g = per.set_index("kid").sort_index()
         n, m, v, lo, hi = g["ok"].astype(np.int64), g["lt"], pd.Series(np.nan, g.index), g["lo"], g["hi"]
+        h = n
         flags = g[["na", "failed", "reps", "over", "busy"]]
     else:
-        a = per.groupby("kid", sort=True).agg(n=("ok", "sum"), m=("lt", "mean"), v=("lt", "var"), lo=("lo", "min"),
-                                              hi=("hi", "max"), na=("na", "all"), failed=("failed", "any"),
-                                              reps=("reps", "min"), over=("over", "any"), busy=("busy", "any"))
-        n, m, v = a["n"], a["m"], a["v"]
-        half = t_quantile(0.975, np.maximum(n - 1, 1)) * np.sqrt(v.fillna(0) / np.maximum(n, 1))
-        lo = pd.Series(np.where(n >= MIN_LAUNCHES, np.exp(m - half), a["lo"]), a.index)
-        hi = pd.Series(np.where(n >= MIN_LAUNCHES, np.exp(m + half), a["hi"]), a.index)
+        a = per.groupby("kid", sort=True).agg(lo=("lo", "min"), hi=("hi", "max"), na=("na", "all"),
+                                              failed=("failed", "any"), reps=("reps", "min"), over=("over", "any"),
+                                              busy=("busy", "any"))
+        t_ = trimmed(per["kid"].to_numpy(), per["lt"].to_numpy(float)).reindex(a.index)
+        n, h, m, v = t_["n"].fillna(0), t_["h"].fillna(0), t_["m"], t_["v"]
+        clo, chi = center_interval(n.to_numpy(float), h.to_numpy(float), m.to_numpy(float), v.to_numpy(float))
+        lo = pd.Series(np.where(n >= MIN_LAUNCHES, clo, a["lo"]), a.index)
+        hi = pd.Series(np.where(n >= MIN_LAUNCHES, chi, a["hi"]), a.index)
         flags = a[["na", "failed", "reps", "over", "busy"]]
     order = np.argsort(kid[first], kind="stable")  # base's rows in kid order
     base = base.iloc[order].reset_index(drop=True)
     out = base.assign(t=np.exp(m.to_numpy()), lo=lo.to_numpy(), hi=hi.to_numpy(), na=flags["na"].to_numpy(),
                       failed=flags["failed"].to_numpy(), reps=flags["reps"].to_numpy(),
                       over=flags["over"].to_numpy(), busy=flags["busy"].to_numpy(), n=n.to_numpy(),
-                      m=m.to_numpy(), v=v.to_numpy())
+                      h=h.to_numpy(), m=m.to_numpy(), v=v.to_numpy())
     launches = pd.DataFrame({"kid": kid, "set": machines, "launch": d["launch"].to_numpy(), "lt": lt})
     return out, launches
 
@@ -226,7 +239,7 @@ def ratios(pf: pd.DataFrame, names: list[str], launches: pd.DataFrame | None = N
     machine ratio/rlo/rhi/sig (the one judge across launches: mpimb.launches), why (not judged: why) and
     level (the level of its intervals after Benjamini-Hochberg).  Keys are matched through one integer id per
     distinct key (fast joins)."""
-    cols = ["value", "t", "lo", "hi", "na", "failed", "sync", "reps", "over", "busy", "n", "m", "v"]
+    cols = ["value", "t", "lo", "hi", "na", "failed", "sync", "reps", "over", "busy", "n", "h", "m", "v"]
     key = pf.groupby(KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     first = np.unique(key, return_index=True)[1]
     out = pf.iloc[first][[*KEY, "unit"]].set_axis(key[first])
@@ -245,11 +258,13 @@ def ratios(pf: pd.DataFrame, names: list[str], launches: pd.DataFrame | None = N
         if launches is not None and pairs:
             est, se, df = _paired(key, launches, A, n, out.index)
         else:
-            est, se, df = welch(na_, out[f"m@{A}"].to_numpy(float), out[f"v@{A}"].fillna(0).to_numpy(float), nx,
+            est, se, df = welch(na_, out[f"h@{A}"].to_numpy(float), out[f"m@{A}"].to_numpy(float),
+                                out[f"v@{A}"].fillna(0).to_numpy(float), nx, out[f"h@{n}"].to_numpy(float),
                                 out[f"m@{n}"].to_numpy(float), out[f"v@{n}"].fillna(0).to_numpy(float))
         lo, hi, called, levels[n] = judge(est, se, np.where(ok, df, np.nan))
         with np.errstate(divide="ignore", invalid="ignore"):
             r = out[f"t@{n}"].to_numpy(float) / out[f"t@{A}"].to_numpy(float)
+        r = np.where(np.isfinite(est), np.exp(est), r)  # the estimate its interval is about (paired: per launch)
         new[f"ratio@{n}"] = np.where(ok, r, np.nan)
         new[f"rlo@{n}"] = np.where(ok, lo, np.nan)
         new[f"rhi@{n}"] = np.where(ok, hi, np.nan)
@@ -300,18 +315,14 @@ def _overall(key: np.ndarray, program: np.ndarray, launches: pd.DataFrame, a: st
     per = per[per["k"] == len(judged)]
     if paired:
         j = per[per["set"] == a].merge(per[per["set"] == x], on="i", suffixes=("_a", "_x"))
-        d = (j["lt_x"] - j["lt_a"]).to_numpy(float)
-        if d.size < MIN_LAUNCHES:
-            return None
-        est, se, df = paired_logs(np.array([d.size]), np.array([d.mean()]), np.array([d.var(ddof=1)]))
-        nl = int(d.size)
+        sides = [one((j["lt_x"] - j["lt_a"]).to_numpy(float))]
     else:
-        la, lx = per.loc[per["set"] == a, "lt"].to_numpy(float), per.loc[per["set"] == x, "lt"].to_numpy(float)
-        if min(la.size, lx.size) < MIN_LAUNCHES:
-            return None
-        est, se, df = welch(np.array([la.size]), np.array([la.mean()]), np.array([la.var(ddof=1)]),
-                            np.array([lx.size]), np.array([lx.mean()]), np.array([lx.var(ddof=1)]))
-        nl = int(min(la.size, lx.size))
+        sides = [one(per.loc[per["set"] == s, "lt"].to_numpy(float)) for s in (a, x)]
+    nl = int(min(s[0] for s in sides))
+    if nl < MIN_LAUNCHES:
+        return None
+    arr = [tuple(np.array([q]) for q in s) for s in sides]
+    est, se, df = paired_logs(*arr[0]) if paired else welch(*arr[0], *arr[1])
     lo, hi, _, _ = judge(est, se, df, fdr=None)
     return float(np.exp(est[0])), float(lo[0]), float(hi[0]), nl
 
@@ -328,9 +339,9 @@ def _paired(key: np.ndarray, launches: pd.DataFrame, a: str, x: str,
     lx = long[(long["set"] == x).to_numpy()][["key", "i", "lt"]]
     j = la.merge(lx, on=["key", "i"], suffixes=("_a", "_x"))
     j = j.assign(d=j["lt_x"] - j["lt_a"]).dropna(subset=["d"])
-    g = j.groupby("key")["d"].agg(["count", "mean", "var"]).reindex(index)
-    return paired_logs(g["count"].fillna(0).to_numpy(float), g["mean"].to_numpy(float),
-                       g["var"].fillna(0).to_numpy(float))
+    g = trimmed(j["key"].to_numpy(), j["d"].to_numpy(float)).reindex(index)
+    return paired_logs(g["n"].fillna(0).to_numpy(float), g["h"].fillna(0).to_numpy(float), g["m"].to_numpy(float),
+                       g["v"].fillna(0).to_numpy(float))
 
 
 def variant_name(row: pd.Series | Mapping[Hashable, Any]) -> str:

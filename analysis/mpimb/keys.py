@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import schema
-from .launches import MIN_LAUNCHES, t_quantile
+from .launches import MIN_LAUNCHES, center_interval, trimmed
 from .load import Run, frame
 
 KEYS = schema.key_columns()
@@ -111,8 +111,8 @@ def combine(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFr
 
     Added columns: launches (how many launches measured it), launch_times (each launch's median, in
     launch order) and launch_ids (each launch's load.Run.launch).  With more than one launch,
-    time_median_s, time_min_s and mbps are the geometric means over the launches, time_ci_lo_s ..
-    time_ci_hi_s the 95 % t interval of that geometric mean (two launches: the span of their own
+    time_median_s, time_min_s and mbps are the trimmed geometric means over the launches
+    (mpimb.launches.trimmed), time_ci_lo_s .. time_ci_hi_s the 95 % trimmed t interval of that mean (two launches: the span of their own
     intervals), reps the smallest count, oversubscribed / busy / failed if any launch was, na if every
     one was, and the rounds of one launch no longer apply (round_group NaN).  Nothing is ever dropped."""
     scope = scope or MACHINE
@@ -137,24 +137,25 @@ def combine(df: pd.DataFrame, scope: list[str] | None = None) -> tuple[pd.DataFr
                       "lo": d["time_ci_lo_s"], "hi": d["time_ci_hi_s"], "reps": d["reps"],
                       "over": d["oversubscribed"], "busy": d.get("busy", False),
                       "failed": d["failed"], "na": d["na"]})
-    a = g.groupby("g", sort=True).agg(n=("ok", "sum"), size=("ok", "size"), m=("lt", "mean"), v=("lt", "var"),
-                                      lmin=("lmin", "mean"), lmb=("lmb", "mean"), lo=("lo", "min"), hi=("hi", "max"),
-                                      reps=("reps", "min"), over=("over", "any"), busy=("busy", "any"),
-                                      failed=("failed", "any"), na=("na", "all"))
+    a = g.groupby("g", sort=True).agg(size=("ok", "size"), lo=("lo", "min"), hi=("hi", "max"), reps=("reps", "min"),
+                                      over=("over", "any"), busy=("busy", "any"), failed=("failed", "any"),
+                                      na=("na", "all"))
+    tr = trimmed(gid, lt).reindex(a.index)  # the launches' centre, the one judge's (mpimb.launches)
+    lmin, lmb = (trimmed(gid, x.to_numpy(float))["m"].reindex(a.index) for x in (g["lmin"], g["lmb"]))
     first = np.unique(gid, return_index=True)[1]
     out = d.iloc[first].reset_index(drop=True)
-    n = a["n"].to_numpy(np.int64)
+    n = tr["n"].fillna(0).to_numpy(np.int64)
     many = a["size"].to_numpy() > 1
-    half = t_quantile(0.975, np.maximum(n - 1, 1)) * np.sqrt(a["v"].fillna(0).to_numpy() / np.maximum(n, 1))
-    m = a["m"].to_numpy(float)
-    lo = np.where(n >= MIN_LAUNCHES, np.exp(m - half), a["lo"].to_numpy(float))
-    hi = np.where(n >= MIN_LAUNCHES, np.exp(m + half), a["hi"].to_numpy(float))
+    m = tr["m"].to_numpy(float)
+    clo, chi = center_interval(n, tr["h"].fillna(0).to_numpy(float), m, tr["v"].to_numpy(float))
+    lo = np.where(n >= MIN_LAUNCHES, clo, a["lo"].to_numpy(float))
+    hi = np.where(n >= MIN_LAUNCHES, chi, a["hi"].to_numpy(float))
     times = d.groupby(gid, sort=True)["time_median_s"].agg(tuple)
     ids = d.groupby(gid, sort=True)["launch"].agg(tuple) if "launch" in d else pd.Series([()] * len(out))
     out = out.assign(
         time_median_s=np.where(many, np.exp(m), out["time_median_s"]),
-        time_min_s=np.where(many, np.exp(a["lmin"].to_numpy(float)), out["time_min_s"]),
-        mbps=np.where(many, np.exp(a["lmb"].to_numpy(float)), out["mbps"]),
+        time_min_s=np.where(many, np.exp(lmin.to_numpy(float)), out["time_min_s"]),
+        mbps=np.where(many, np.exp(lmb.to_numpy(float)), out["mbps"]),
         time_ci_lo_s=np.where(many, lo, out["time_ci_lo_s"]), time_ci_hi_s=np.where(many, hi, out["time_ci_hi_s"]),
         reps=np.where(many, a["reps"].to_numpy(float), out["reps"]),
         oversubscribed=a["over"].to_numpy(bool), busy=a["busy"].to_numpy(bool), failed=a["failed"].to_numpy(bool),

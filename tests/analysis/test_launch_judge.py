@@ -197,3 +197,65 @@ def test_many_pairs_inside_one_launch_are_judged_as_a_family() -> None:
     assert sum(j.verdict == "called" for j in together[:300]) == 0
     assert all(j.verdict == "called" for j in together[300:])
     assert "in this launch" in together[0].words and "intervals over 320 comparisons" in together[0].words
+
+
+def slow_launch(d: Path, i: int, factor: float) -> None:
+    """Launch i of set d as a busy machine leaves it: every time factor × longer, every rate factor × lower."""
+    for p in d.glob(f"*-launch-{i}.csv"):
+        df = pd.read_csv(p, keep_default_na=False, dtype=str)
+        for c in [c for c in df if c.startswith(("time_", "rank_"))] + ["mbps"]:
+            x = pd.to_numeric(df[c], errors="coerce")
+            df[c] = df[c].where(x.isna(), ((x / factor) if c == "mbps" else (x * factor)).map("{:.9g}".format))
+        df.to_csv(p, index=False, lineterminator="\n")
+
+
+def test_busy_launches_move_no_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """30 alternated launches a side, three of them 300-1000× slow (a busy machine's): the trimmed judge still
+    finds a 5 % delay in at least 80 % of the rows, every called row slower and its ratio inside its interval,
+    and calls nothing where the sides are alike.  Plain Student's t on the same launches, what the judge did
+    before launches were trimmed, finds almost nothing: the slow launches' spread swamps every interval."""
+    for scale, want in ((1.05, True), (1.0, False)):
+        d = tmp_path / str(scale)
+        a = launch_set(CLUSTER, d / "A", 30, shift=0.05, jitter=0.005, seed=3, series="s1", label="A")
+        b = launch_set(CLUSTER, d / "B", 30, scale=scale, shift=0.05, jitter=0.005, seed=3, series="s1", label="B")
+        slow_launch(b, 4, 1000.0)
+        slow_launch(b, 17, 300.0)
+        slow_launch(a, 9, 500.0)
+        w, md, _ = compare(d, a, b, capsys)
+        shown = w[w["ratio@B"] != ""]
+        called = sig(w, "B")[shown.index]
+        r, lo, hi = (shown[c].astype(float) for c in ("ratio@B", "rlo@B", "rhi@B"))
+        assert ((lo <= r) & (r <= hi)).all()  # the factor shown is the one its interval is about
+        if want:
+            assert called.mean() >= 0.8 and (r[called] > 1).all()
+        else:
+            assert not called.any() and "faster in 0, slower in 0" in summary(md)
+    # what plain Student's t made of the 5 % set
+    d = tmp_path / "1.05"
+    per = {s: pd.concat(pd.read_csv(f).assign(i=int(f.stem.rsplit("-", 1)[1])) for f in (d / s).glob("*.csv"))
+           .set_index(["i", "test", "method", "comm", "bytes", "nprocs", "params"], drop=True)["time_median_s"]
+           for s in ("A", "B")}
+    logs = np.log(per["B"] / per["A"]).groupby(level=[1, 2, 3, 4, 5, 6], dropna=False)
+    n, m, v = logs.count(), logs.mean(), logs.var()
+    half = launches.t_quantile(0.975, n - 1) * np.sqrt(v / n)
+    assert (np.exp(m - half) > 1 + launches.MARGIN).mean() < 0.2
+
+
+def test_below_ten_launches_nothing_is_trimmed() -> None:
+    """Up to 9 launches a side the judge is Student's t (paired) and Welch's t (unpaired) exactly; from 10 on,
+    one launch at each end is left out of the mean, so one launch 1000× slow does not move the estimate."""
+    rng = np.random.default_rng(2)
+    a, b = np.exp(rng.normal(0, 0.05, 9)), np.exp(rng.normal(0.03, 0.05, 9))
+    d = np.log(b / a)
+    half = float(launches.t_quantile(0.975, 8)) * d.std(ddof=1) / 3
+    r = launches.ratio(a, b, True)
+    assert r.ratio == pytest.approx(np.exp(d.mean())) and r.lo == pytest.approx(np.exp(d.mean() - half))
+    la, lb = np.log(a), np.log(b)
+    u = launches.ratio(a, b, False)
+    va, vb = la.var(ddof=1) / 9, lb.var(ddof=1) / 9
+    df = (va + vb) ** 2 / (va ** 2 / 8 + vb ** 2 / 8)
+    want = np.exp(lb.mean() - la.mean() - float(launches.t_quantile(0.975, df)) * np.sqrt(va + vb))
+    assert u.lo == pytest.approx(want)
+    a10, b10 = np.append(a, 1.0), np.append(b, 1000.0)
+    t = launches.trimmed(np.zeros(10, np.int64), np.log(b10 / a10))
+    assert int(t["h"].iloc[0]) == 8 and launches.ratio(a10, b10, True).ratio < 1.1
