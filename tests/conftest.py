@@ -255,16 +255,50 @@ def small_disk(where: Path, size: str = "2m") -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
-def report(*args: str | Path) -> str:
-    """mpimb-report run in this process, its stdout (its start-up, pandas and matplotlib imported, is most
-    of a short call's time, and each worker pays it once); any exit but 0 fails the test."""
+# ------------------------------------------------------------------ mpimb-report: the one caller of the tests
+REPORT = ROOT / ".venv" / "bin" / "mpimb-report"  # the console script (make venv), for MPIMB_REPORT and subprocesses
+
+
+@dataclass
+class Result:
+    rc: int
+    out: str
+    err: str
+
+
+def cli(*args: str | Path, capsys: pytest.CaptureFixture[str] | None = None) -> Result:
+    """mpimb-report run in this process (its start-up, pandas and matplotlib imported, is most of a short call's
+    time, and each worker pays it once): exit code, stdout, stderr (through capsys where the test has it)."""
     from mpimb.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    assert rc == 0, err.getvalue()[-3000:]
-    return out.getvalue()
+        try:
+            rc = main([str(a) for a in args])
+        except SystemExit as e:  # argparse usage errors
+            rc = int(e.code or 0)
+    if capsys is not None:  # what reached the captured streams around the redirection, too
+        cap = capsys.readouterr()
+        return Result(rc, cap.out + out.getvalue(), cap.err + err.getvalue())
+    return Result(rc, out.getvalue(), err.getvalue())
+
+
+def cli_proc(*args: str | Path, timeout: float = 300, env: dict[str, str] | None = None,
+             module: bool = False) -> Result:
+    """mpimb-report as a user starts it: the console script in a subprocess (module, or no venv: python -m mpimb)."""
+    import sys
+
+    cmd = [str(REPORT)] if REPORT.exists() and not module else [sys.executable, "-m", "mpimb"]
+    p = subprocess.run([*cmd, *(str(a) for a in args)], check=False, capture_output=True, text=True,
+                       timeout=timeout, cwd=ROOT, env=None if env is None else {**os.environ, **env})
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def report(*args: str | Path) -> str:
+    """mpimb-report in this process, its stdout; any exit but 0 fails the test."""
+    r = cli(*args)
+    assert r.rc == 0, r.err[-3000:]
+    return r.out
 
 
 # ------------------------------------------------------------------ bad input

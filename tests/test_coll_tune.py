@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import ONCE_BARRIER, ROOT, bindir, check_bad_input, launcher, run_mpi
+from conftest import (
+    ONCE_BARRIER,
+    REPORT,
+    ROOT,
+    bindir,
+    check_bad_input,
+    cli_proc,
+    launcher,
+    run_mpi,
+)
 from mpimb import tune as T
 from mpimb.schema import parse_params
 
@@ -68,10 +77,9 @@ def test_every_listed_algorithm_is_measured_and_verified(measured: tuple[str, ob
 def test_tune_writes_the_library_file(measured: tuple[str, object], tmp_path: Path) -> None:
     lib, r = measured
     out = tmp_path / ("rules.conf" if lib == "openmpi" else "selection.json")
-    p = subprocess.run([str(ROOT / ".venv/bin/mpimb-report"), "tune", str(r.csv_path), "-o", str(out)],  # type: ignore[attr-defined]
-                       capture_output=True, text=True, check=False)
-    assert p.returncode == 0, p.stderr
-    assert "chosen" in p.stdout
+    p = cli_proc("tune", r.csv_path, "-o", out)  # type: ignore[attr-defined]
+    assert p.rc == 0, p.err
+    assert "chosen" in p.out
     if lib == "openmpi":
         text = out.read_text()
         assert str(r.csv_path) in text  # type: ignore[attr-defined]  # says which results it came from
@@ -154,7 +162,6 @@ def test_tune_bad_input(measured: tuple[str, object], tmp_path: Path) -> None:
     lib, r = measured
     if lib != "openmpi":
         pytest.skip("the input checks are the library's own only once")
-    report = str(ROOT / ".venv/bin/mpimb-report")
     fixtures = ROOT / "tests" / "analysis" / "fixtures" / "equal"
     truncated = tmp_path / "cut.csv"
     src = Path(r.csv_path)  # type: ignore[attr-defined]
@@ -162,9 +169,9 @@ def test_tune_bad_input(measured: tuple[str, object], tmp_path: Path) -> None:
     Path(str(truncated)[:-4] + ".json").write_text(src.with_suffix(".json").read_text())
     for inp, words in ((fixtures, "no results of `collectives --algorithms`"), (truncated, "")):
         out = tmp_path / "o" / "f.rules"
-        p = subprocess.run([report, "tune", str(inp), "-o", str(out)], capture_output=True, text=True, check=False)
-        assert p.returncode == 1, p.stderr
-        assert len(p.stderr.splitlines()) == 1 and words in p.stderr, p.stderr
+        p = cli_proc("tune", inp, "-o", out)
+        assert p.rc == 1, p.err
+        assert len(p.err.splitlines()) == 1 and words in p.err, p.err
         assert not out.parent.exists() or not list(out.parent.iterdir())
 
 
@@ -243,9 +250,7 @@ def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:
     if lib != "openmpi":
         pytest.skip("MPICH busy-polls: one library is enough for the script")
     rules = tmp_path / "rules.conf"
-    report = str(ROOT / ".venv/bin/mpimb-report")
-    subprocess.run([report, "tune", str(r.csv_path), "-o", str(rules)], check=True,  # type: ignore[attr-defined]
-                   capture_output=True)
+    assert cli_proc("tune", r.csv_path, "-o", rules).rc == 0  # type: ignore[attr-defined]
     out = tmp_path / "loop"
     check = [str(ROOT / "scripts/coll-tune-check"), "--tuning", str(rules), "--rounds", "1", "-o", str(out), "--",
              "--tests", "allreduce", "--quick", "-m", "8:16"]
@@ -259,10 +264,10 @@ def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:
     assert "tuned / default [95 %]" in p.stdout and "best user-level" in p.stdout
     assert f"Tuning file {rules.name}" in p.stdout and "not judged (1 launch pairs" in p.stdout
     # the closing hint names the reading the check uses, not a compare of its two configurations
-    assert f"read the set: {report} tune --check {out}" in p.stderr and " compare " not in p.stderr
+    assert f"read the set: {REPORT} tune --check {out}" in p.stderr and " compare " not in p.stderr
     # mpimb-report says the same as the script's stdout (one judgement)
-    q = subprocess.run([report, "tune", "--check", str(out)], capture_output=True, text=True, check=True)
-    assert q.stdout in p.stdout
+    q = cli_proc("tune", "--check", out)
+    assert q.rc == 0 and q.out in p.stdout, q.err
     # the directory again: refused before anything runs, the earlier launches untouched (issue 44 item 11)
     before = sorted(str(x.relative_to(out)) for x in out.rglob("*"))
     q = subprocess.run(check, capture_output=True, text=True, timeout=60, check=False)
@@ -272,8 +277,8 @@ def test_the_loop_closed(measured: tuple[str, object], tmp_path: Path) -> None:
     # results without a tuned launch: one line, exit 1
     (out / "tuned" / "launch-1.csv").unlink()
     (out / "tuned" / "launch-1.json").unlink()
-    q = subprocess.run([report, "tune", "--check", str(out)], capture_output=True, text=True, check=False)
-    assert q.returncode == 1 and len(q.stderr.splitlines()) == 1, q.stderr
+    q = cli_proc("tune", "--check", out)
+    assert q.rc == 1 and len(q.err.splitlines()) == 1, q.err
 
 
 @pytest.mark.parametrize("args, words", [

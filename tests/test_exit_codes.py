@@ -13,9 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, bindir, have, sh
+from conftest import REPORT, ROOT, bindir, have, sh
 
-REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 FIXTURES = ROOT / "tests" / "analysis" / "fixtures"
 
 

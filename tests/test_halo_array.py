@@ -11,7 +11,14 @@ import csv
 from pathlib import Path
 
 import pytest
-from conftest import ONCE_BARRIER, ROOT, Run, check_bad_input, check_schema, run_mpi
+from conftest import (
+    ONCE_BARRIER,
+    REPORT,
+    Run,
+    check_bad_input,
+    check_schema,
+    run_mpi,
+)
 from mpimb.schema import parse_params
 from test_halo_mpi4 import MPI4, library, mpi4_na
 
@@ -26,7 +33,6 @@ STENCILS = {2: ("4", "8"), 3: ("6", "26")}
 # method x packing runs and every ghost cell is right (MPICH busy-polls: tiny counts past 2 ranks)
 TINY = ["--count", "4", *ONCE_BARRIER]
 QUIET = {"MPIMB_REPORT": "none"}  # no findings after the run (conftest's default; one test asks for them)
-REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 
 
 def na_reason(method: str, packing: str) -> str | None:

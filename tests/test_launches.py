@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONCE, ROOT, bindir, launcher
+from conftest import ONCE, REPORT, ROOT, bindir, launcher
 
 LAUNCHES = ROOT / "scripts" / "launches"
 TOKEN = r"[A-Za-z0-9._-]{1,64}"
@@ -94,7 +94,7 @@ def test_read_names_the_command_that_reads_the_set(tmp_path: Path) -> None:
                  cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     hint = [line for line in p.stderr.splitlines() if "read the set: " in line]
-    assert hint == [f"launches: read the set: {ROOT}/.venv/bin/mpimb-report tune --check r"], p.stderr
+    assert hint == [f"launches: read the set: {REPORT} tune --check r"], p.stderr
 
 
 def test_the_seed_gives_the_order(tmp_path: Path) -> None:

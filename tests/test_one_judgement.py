@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Run, report, run_mpi
+from conftest import REPORT, ROOT, Run, report, run_mpi
 
-REPORT = ROOT / ".venv" / "bin" / "mpimb-report"
 SIX = ("--quick", "--reps", "6", "--max-reps", "6")
 RUNS: dict[str, tuple[str, ...]] = {
     "halocompare": (*SIX, "--comms", "world,dup", "--methods", "irecv-isend,sendrecv,rma-fence-put,neighbor-alltoall"),

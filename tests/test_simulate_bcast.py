@@ -10,12 +10,11 @@ from __future__ import annotations
 import csv
 import io
 import re
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import ROOT
+from conftest import cli_proc
 from mpimb.bcast_model import predict
 from test_simulate import needs_smpi, sim_run
 
@@ -78,14 +77,10 @@ def test_exact_segmented_chain_two_nodes(tmp_path: Path) -> None:
     sim_run("collectives", 2, "two-node", "-t",
             "bcast-chain,bcast-tree-pipelined,bcast-binomial,bcast-scatter-allgather,series", "-m", "1K:1M",
             "--segment", "8K", "--reps", "3", "--max-reps", "3", out=tmp_path / "c.csv", exact=True)
-    report = ROOT / ".venv" / "bin" / "mpimb-report"
-    if not report.exists():
-        pytest.skip("no .venv (make venv)")
     # as CSV: the text table, with its formula column, wraps past 120 columns
-    p = subprocess.run([str(report), "model", str(tmp_path / "pp.csv"), str(tmp_path / "c.csv"), "--format", "csv"],
-                       capture_output=True, text=True, timeout=300, check=False)
-    assert p.returncode == 0, p.stderr
-    block = p.stdout.split("Broadcast algorithms, sim-two-node", 1)[1].split("\n", 1)[1].split("\n#", 1)[0]
+    p = cli_proc("model", tmp_path / "pp.csv", tmp_path / "c.csv", "--format", "csv")
+    assert p.rc == 0, p.err
+    block = p.out.split("Broadcast algorithms, sim-two-node", 1)[1].split("\n", 1)[1].split("\n#", 1)[0]
     seen: dict[str, list[tuple[str, int, float]]] = {}
     for name, size, terms, _meas, _pred, ratio, formula in list(csv.reader(io.StringIO(block)))[1:]:
         assert formula, name  # every row says the formula it used

@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Run, report
+from conftest import REPORT, ROOT, Run, report
 from mpimb.schema import parse_params
 from test_simulate import (
     PLATFORMS,
@@ -189,7 +189,7 @@ def test_simulated_run_ends_with_findings_naming_the_model(tmp_path: Path) -> No
     assert run.rows()
     line = f"these findings rest on the platform model bgl-cop-64 ({PLATFORMS / 'bgl-cop-64.xml'})"
     assert line in p.stdout
-    if (ROOT / ".venv" / "bin" / "mpimb-report").exists():
+    if REPORT.exists():
         after = p.stdout[p.stdout.index(line):]
         assert "\nFindings (medians" in after and "not installed" not in p.stdout
         assert "warning: no findings" not in p.stderr

@@ -12,7 +12,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ONCE, ROOT, bindir, check_bad_input, check_schema, run_mpi
+from conftest import (
+    ONCE,
+    ROOT,
+    bindir,
+    check_bad_input,
+    check_schema,
+    cli_proc,
+    run_mpi,
+)
 from mpimb.schema import parse_params
 
 TESTS = (
@@ -398,9 +406,8 @@ def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
         assert {r["method"] for r in rows} == {lv} and {r["test"] for r in rows} == {"overhead-latency",
                                                                                      "overhead-bw"}
     # the table is mpimb-report's: the script prints what `mpimb-report table` says of the set
-    q = subprocess.run([str(ROOT / ".venv/bin/mpimb-report"), "table", str(d)], capture_output=True, text=True,
-                       check=True)
-    assert table(q.stdout) == table(p.stdout)
+    q = cli_proc("table", d)
+    assert q.rc == 0 and table(q.out) == table(p.stdout), q.err
     # the table carries its runs' marks as the findings do: one busy launch marks it busy, and a set of
     # quiet launches that own their cores carries none
     marks = {"busy": "[busy machine:", "oversubscribed": "[oversubscribed:"}
@@ -409,9 +416,8 @@ def test_thread_overhead_script(lib: str, tmp_path: Path) -> None:
             meta = json.loads(j.read_text())
             meta.update(busy=busy and j.parent.name == "funneled", oversubscribed=False)
             j.write_text(json.dumps(meta))
-        q = subprocess.run([str(ROOT / ".venv/bin/mpimb-report"), "table", str(d)], capture_output=True, text=True,
-                           check=True)
-        note = q.stdout[q.stdout.index("threads thread-level overhead"):]
+        q = cli_proc("table", d)
+        note = q.out[q.out.index("threads thread-level overhead"):]
         note = note[:note.index("\n\n") if "\n\n" in note else len(note)]
         assert (marks["busy"] in note) == busy and marks["oversubscribed"] not in note, note
     # the set is not reused

@@ -9,11 +9,10 @@ checked on hwloc synthetic topologies by the C unit test tests/unit/test_place.c
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ONCE, check_bad_input, check_schema, run_mpi, text_table
+from conftest import ONCE, check_bad_input, check_schema, cli_proc, run_mpi, text_table
 from mpimb.schema import parse_params
 
 MW = ("mpi-only", "comm-threads", "worker-overlap")
@@ -32,10 +31,9 @@ def param(row: dict[str, str], key: str) -> str:
 
 def report_table(results: Path, title: str) -> list[list[str]]:
     """mpimb-report table on a directory of results: the table under title."""
-    p = subprocess.run([sys.executable, "-m", "mpimb", "table", str(results)], capture_output=True, text=True,
-                       timeout=300, check=False)
-    assert p.returncode == 0, p.stderr
-    return text_table(p.stdout, title)
+    p = cli_proc("table", results)
+    assert p.rc == 0, p.err
+    return text_table(p.out, title)
 
 
 def check_farm_rows(rows: list[dict[str, str]], blocks: int, block_size: int) -> None:

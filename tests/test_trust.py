@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import LIBS, ROOT, Run, report, run_mpi
+from conftest import LIBS, REPORT, Run, report, run_mpi
 
 ONE_REP = ("--reps", "1", "--max-reps", "1", "--comms", "world", "--methods", "irecv-isend,persistent,sendrecv",
            "--tests", "halo", "--periodic", "no", "--min-rep-time", "0", "--warmup", "1")
@@ -29,7 +29,7 @@ def one_rep(tmp_path_factory: pytest.TempPathFactory, mlib: str) -> Run:
     """The issue's command on 4 ranks: more than this 2-core machine has."""
     out = tmp_path_factory.mktemp(f"one-rep-{mlib}") / "h.csv"
     return run_mpi(mlib, 4, "halocompare", *ONE_REP, out=out, timeout=120,
-                   env={"MPIMB_REPORT": str(ROOT / ".venv" / "bin" / "mpimb-report")})
+                   env={"MPIMB_REPORT": str(REPORT)})
 
 
 def test_one_repetition_is_no_interval(one_rep: Run) -> None:

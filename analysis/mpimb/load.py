@@ -486,8 +486,9 @@ def check_rows(df: pd.DataFrame, p: _Problems, version: np.ndarray, typed: np.nd
     timed = measured & (df["stop_reason"] != "finalize").to_numpy()
     for c in ("iters", "reps"):
         p.rows(timed & ~(t[c] >= 1), f"column '{c}' must be >= 1")
-    p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], [2, 4, 6, 8, 26]) &
-           (df["program"] == "halocompare").to_numpy(), "halocompare neighbors must be 2, 4, 6, 8 or 26")
+    known = schema.stencils()
+    p.rows(~np.isnan(t["neighbors"]) & ~np.isin(t["neighbors"], known) & (df["program"] == "halocompare").to_numpy(),
+           f"halocompare neighbors must be {', '.join(map(str, known[:-1]))} or {known[-1]}")
     _check_one_run_per_file(df, p, start)
     _check_keys_once(df, p, typed)
 

@@ -5,43 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import REPORT, Result, cli, cli_proc  # noqa: F401  (the one mpimb-report caller is conftest's)
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
 ROOT = HERE.parents[1]
-VENV_BIN = ROOT / ".venv" / "bin"
-
-
-@dataclass
-class Result:
-    rc: int
-    out: str
-    err: str
-
-
-def cli(*args: str, capsys: pytest.CaptureFixture[str]) -> Result:
-    """Runs mpimb-report in this process (fast); any exception fails the test."""
-    from mpimb.cli import main
-
-    try:
-        rc = main(list(args))
-    except SystemExit as e:  # argparse usage errors
-        rc = int(e.code or 0)
-    cap = capsys.readouterr()
-    return Result(rc, cap.out, cap.err)
-
-
-def cli_proc(*args: str, timeout: float = 300) -> Result:
-    """Runs the installed console script in a subprocess."""
-    exe = VENV_BIN / "mpimb-report"
-    cmd = [str(exe), *args] if exe.exists() else [sys.executable, "-m", "mpimb", *args]
-    p = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    return Result(p.returncode, p.stdout, p.stderr)
 
 
 def copy_fixture(tmp: Path, *names: str) -> Path:

@@ -118,3 +118,28 @@ def test_msgrate_mt_is_in_the_programs_unit() -> None:
     assert list(v["unit"]) == [MMSGS, MBPS]
     assert np.isclose(v["value"].iloc[0], window * threads / t / 1e6)  # 12.8 Mmsg/s
     assert np.isclose(with_values(d, "min")["value"].iloc[0], 2 * window * threads / t / 1e6)
+
+
+def test_tests_call_mpimb_report_in_one_place() -> None:
+    """The tests reach mpimb-report through tests/conftest.py alone (REPORT, cli, cli_proc, report): no test builds
+    the console script's path or a subprocess of it by hand.  tests/test_install.py checks the installed copy
+    under its own prefix, and is the one exception."""
+    by_hand = re.compile(r"""\.venv/bin/mpimb-report|/\s*["']mpimb-report["']|["']-m["'],\s*["']mpimb["']""")
+    files = sorted((ROOT / "tests").rglob("*.py"))
+    bad = [f"{p.relative_to(ROOT)}:{i}" for p in files
+           if p.name not in ("conftest.py", "test_install.py", "test_one_place.py")
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if by_hand.search(line)]
+    assert files and bad == []
+
+
+def test_halo_stencils_are_one_list() -> None:
+    """halocompare's stencils: the C table (src/halocompare/grid.c, halo_stencils) and the schema's list that
+    mpimb-report checks rows against (results.schema.json, neighbors, x-stencils) are the same, and no analysis
+    source writes the list out again."""
+    from mpimb import schema
+
+    grid = (ROOT / "src" / "halocompare" / "grid.c").read_text(encoding="utf-8")
+    c = re.search(r"halo_stencils\[NSTENCIL\]\s*=\s*\{([\d,\s]+)\}", grid)
+    assert c and [int(x) for x in c[1].split(",")] == schema.stencils() == [2, 4, 6, 8, 26]
+    assert not any(re.search(r"\[2, 4, 6, 8, 26\]", src) for src in sources().values())
+

@@ -279,11 +279,8 @@ def test_incomplete_run_warns_and_is_used(tmp_path: Path, capsys: pytest.Capture
 def test_console_script_and_python_m(tmp_path: Path) -> None:
     r = cli_proc("validate", A)
     assert r.rc == 0 and r.out.startswith("ok:"), r.err
-    import subprocess
-    import sys
-
-    p = subprocess.run([sys.executable, "-m", "mpimb", "--version"], check=False, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0 and p.stdout.startswith("mpimb-report ")
+    p = cli_proc("--version", module=True)
+    assert p.rc == 0 and p.out.startswith("mpimb-report ")
     bad = cli_proc("table", str(tmp_path / "nope"))
     assert bad.rc == 1 and bad.err.count("\n") == 1 and "no such file or directory" in bad.err
     assert "Traceback" not in bad.err

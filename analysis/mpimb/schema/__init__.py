@@ -121,6 +121,12 @@ def method_families(program: str = "halocompare") -> dict[str, str]:
     return fam
 
 
+def stencils(program: str = "halocompare") -> list[int]:
+    """The neighbour counts of a program's stencils (results.schema.json, column neighbors, x-stencils)."""
+    counts: list[int] = spec("neighbors")["x-stencils"].get(program, [])
+    return counts
+
+
 def programs() -> list[str]:
     """The programs that write results (the program column's enum)."""
     names: list[str] = spec("program")["enum"]
