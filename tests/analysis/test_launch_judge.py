@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -214,10 +215,14 @@ def test_busy_launches_move_no_verdict(tmp_path: Path, capsys: pytest.CaptureFix
     finds a 5 % delay in at least 80 % of the rows, every called row slower and its ratio inside its interval,
     and calls nothing where the sides are alike.  Plain Student's t on the same launches, what the judge did
     before launches were trimmed, finds almost nothing: the slow launches' spread swamps every interval."""
+    src = tmp_path / "pingpong"  # one program's rows: 60 launches of the whole cluster set would take long
+    src.mkdir()
+    for f in CLUSTER.glob("pingpong-*"):
+        shutil.copy(f, src)
     for scale, want in ((1.05, True), (1.0, False)):
         d = tmp_path / str(scale)
-        a = launch_set(CLUSTER, d / "A", 30, shift=0.05, jitter=0.005, seed=3, series="s1", label="A")
-        b = launch_set(CLUSTER, d / "B", 30, scale=scale, shift=0.05, jitter=0.005, seed=3, series="s1", label="B")
+        a = launch_set(src, d / "A", 30, shift=0.05, jitter=0.005, seed=3, series="s1", label="A")
+        b = launch_set(src, d / "B", 30, scale=scale, shift=0.05, jitter=0.005, seed=3, series="s1", label="B")
         slow_launch(b, 4, 1000.0)
         slow_launch(b, 17, 300.0)
         slow_launch(a, 9, 500.0)
