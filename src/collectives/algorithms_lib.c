@@ -75,112 +75,93 @@ struct member {
     int dup; /* s.comm is this member's own duplicate */
 };
 
-/* The reason in an MPI error string.  MPICH's is a stack ("Other MPI error,
- * error stack:\nfunc(12)....: MPI_Bcast(...) failed\n...\nfunc(63): reason"):
- * the deepest line with text after its "func(NN)...: " says why (the stack
- * may be cut at MPI_MAX_ERROR_STRING, leaving only the call's own line).
- * Other libraries' strings are one line, taken whole. */
-static const char *innermost(char *msg)
+/* The row of algorithm i of collective c at b bytes on cc. */
+static void describe(struct mb_run *run, struct mb_row *row, int c, int i, size_t b, const struct coll_comm *cc,
+                     const char *root_param)
 {
-    if (!strchr(msg, '\n')) return msg;
-    for (char *end = msg + strlen(msg);;) {
-        *end = 0;
-        char *line = strrchr(msg, '\n');
-        if (!line) return msg;
-        char *text = strstr(line + 1, ": ");
-        if (text && text[2]) return text + 2;
-        end = line;
+    const struct coll_op *op = library_op(COLLS[c]);
+    run->order_path[3] = i;
+    mb_row_init(row, COLLS[c], "library");
+    snprintf(row->comm, sizeof row->comm, "%s", cc->name);
+    mb_param_opt(run, row, "timing");
+    mb_param(row, "algorithm", "%s", algs[c].names[i]);
+    if (*coll_tuning_name) mb_param(row, "tuning", "%s", coll_tuning_name);
+    if (op->flags & COLL_ROOTED) mb_param(row, "root", "%s", root_param);
+    if (!(op->flags & COLL_NOSIZE)) {
+        row->bytes = (long long)b;
+        row->sent_bytes = (double)b;
     }
+    memcpy(row->order, run->order_path, sizeof row->order);
 }
 
+/* Open MPI: a communicator takes the forced algorithm when it is created, so the member gets its own
+ * duplicate of cc made with it; NULL, or why it could not be forced. */
+static const char *own_comm(struct member *x, const struct coll_algs *a, int i, const struct coll_comm *cc)
+{
+    static char err[160];
+    if (!coll_algs_at_creation()) return NULL;
+    int rc = coll_algs_set(a, a->values[i]);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(cc->comm, &x->s.comm);
+    coll_algs_set(a, a->initial);
+    if (rc != MPI_SUCCESS) {
+        snprintf(err, sizeof err, "%s=%d could not be set through MPI_T", a->var, a->values[i]);
+        return err;
+    }
+    x->dup = 1;
+    MPI_Comm_set_errhandler(x->s.comm, MPI_ERRORS_RETURN);
+    return NULL;
+}
+
+/* Algorithm i of collective c made ready to measure (coll_prepare, the algorithm forced for the probe
+ * call); NULL, or why it is n/a. */
+static const char *prepare(const struct mb_run *run, struct member *x, int c, int i, size_t b,
+                           const struct coll_comm *cc, int root_rank)
+{
+    const struct coll_algs *a = &algs[c];
+    *x = (struct member){.s = {.comm = cc->comm, .nodes = &cc->nodes, .local_of = cc->local_of, .segment = 8192,
+                               .messages = 1, .root_mode = 0, .fixed_root = root_rank}};
+    const char *earlier = own_comm(x, a, i, cc);
+    MPI_Comm_rank(x->s.comm, &x->s.rank);
+    MPI_Comm_size(x->s.comm, &x->s.size);
+    x->k = (struct coll_kern){&x->s, library_op(COLLS[c]), 0, a, a->values[i]};
+    return coll_prepare(run, &x->k, b, root_rank, earlier);
+}
+
+static void release(struct member *x)
+{
+    coll_teardown(&x->s, x->k.op);
+    if (x->dup) MPI_Comm_free(&x->s.comm);
+    x->dup = 0;
+}
+
+/* The selected algorithms of collective c at b bytes on cc, one group; an algorithm that cannot run here
+ * is its n/a row. */
 static void run_group(struct mb_run *run, int c, size_t b, const struct coll_comm *cc, const char *root_param,
                       int root_rank, struct mb_sweep *sw)
 {
-    static char err[MPI_MAX_ERROR_STRING + 64];
-    const struct coll_op *op = library_op(COLLS[c]);
     const struct coll_algs *a = &algs[c];
     struct member *m = calloc(COLL_ALGS_MAX, sizeof *m);
     struct mb_row *rows = calloc(COLL_ALGS_MAX, sizeof *rows);
     struct mb_kernel *k = calloc(COLL_ALGS_MAX, sizeof *k);
-    int n = 0, P;
-    MPI_Comm_size(cc->comm, &P);
+    int n = 0;
     for (int i = 0; i < a->n; i++) {
         if (!(alg_mask[c] >> i & 1)) continue;
-        struct member *x = &m[n];
-        struct mb_row *row = &rows[n];
-        run->order_path[3] = i;
-        mb_row_init(row, COLLS[c], "library");
-        snprintf(row->comm, sizeof row->comm, "%s", cc->name);
-        mb_param_opt(run, row, "timing");
-        mb_param(row, "algorithm", "%s", a->names[i]);
-        if (*coll_tuning_name) mb_param(row, "tuning", "%s", coll_tuning_name);
-        if (op->flags & COLL_ROOTED) mb_param(row, "root", "%s", root_param);
-        if (!(op->flags & COLL_NOSIZE)) {
-            row->bytes = (long long)b;
-            row->sent_bytes = (double)b;
-        }
-        memcpy(row->order, run->order_path, sizeof row->order);
-        mb_begin(run, row);
-        x->s = (struct coll_state){.comm = cc->comm, .nodes = &cc->nodes, .local_of = cc->local_of,
-                                   .segment = 8192, .messages = 1, .root_mode = 0, .fixed_root = root_rank};
-        const char *why = NULL;
-        if (root_rank >= P) {
-            snprintf(err, sizeof err, "root %d is outside this communicator (%d ranks)", root_rank, P);
-            why = err;
-        }
-        if (coll_algs_at_creation()) { /* Open MPI: the communicator takes the forced algorithm at creation */
-            int rc = coll_algs_set(a, a->values[i]);
-            if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(cc->comm, &x->s.comm);
-            coll_algs_set(a, a->initial);
-            if (rc == MPI_SUCCESS) {
-                x->dup = 1;
-                MPI_Comm_set_errhandler(x->s.comm, MPI_ERRORS_RETURN);
-            } else if (!why) {
-                snprintf(err, sizeof err, "%s=%d could not be set through MPI_T", a->var, a->values[i]);
-                why = err;
-            }
-        }
-        MPI_Comm_rank(x->s.comm, &x->s.rank);
-        MPI_Comm_size(x->s.comm, &x->s.size);
-        int ready = !why;
-        if (ready) why = coll_setup(&x->s, op, b);
-        why = coll_agree(run, why, "not available on another rank");
-        x->k = (struct coll_kern){&x->s, op, 0, a, a->values[i]};
-        if (!why) {
-            /* one untimed call with the algorithm forced: does the library run it here? */
-            if (!coll_algs_at_creation()) coll_algs_set(a, a->values[i]);
-            coll_algs_strict(1);
-            int rc = coll_one_call(&x->k), len = 0;
-            coll_algs_strict(0);
-            if (!coll_algs_at_creation()) coll_algs_set(a, a->initial);
-            const char *mine = NULL;
-            if (rc != MPI_SUCCESS) {
-                MPI_Error_string(rc, err, &len);
-                mine = innermost(err);
-            }
-            why = coll_agree(run, mine, "the MPI library returned an error on another rank");
-        }
+        describe(run, &rows[n], c, i, b, cc, root_param);
+        mb_begin(run, &rows[n]);
+        const char *why = prepare(run, &m[n], c, i, b, cc, root_rank);
         if (why) {
-            mb_na(run, row, "%s", why);
-            mb_end(run, row);
-            if (ready) coll_teardown(&x->s, op);
-            if (x->dup) MPI_Comm_free(&x->s.comm);
+            mb_na(run, &rows[n], "%s", why);
+            mb_end(run, &rows[n]);
+            release(&m[n]);
             continue;
         }
-        k[n] = (struct mb_kernel){.state = &x->k, .comm = run->world, .run_timed = coll_osu_timed,
-                                  .sweep = &sw[i]};
-        if (op->fill && op->check) {
-            k[n].fill = coll_kern_fill;
-            k[n].check = coll_kern_check;
-        }
+        k[n] = coll_kernel(&m[n].k, run->world, &sw[i]);
+        k[n].run_timed = coll_osu_timed;
         n++;
     }
     if (n) mb_measure_group(run, k, rows, n);
     if (!coll_algs_at_creation()) coll_algs_set(a, a->initial);
-    for (int j = 0; j < n; j++) {
-        coll_teardown(&m[j].s, op);
-        if (m[j].dup) MPI_Comm_free(&m[j].s.comm);
-    }
+    for (int j = 0; j < n; j++) release(&m[j]);
     free(m);
     free(rows);
     free(k);
@@ -297,50 +278,54 @@ static void meta(struct mb_run *run)
     free(m);
 }
 
-void coll_lib_algorithms(struct mb_run *run, const char *arg, const struct coll_comm *comms, int ncomms,
-                         const char *root_param, int root_rank)
+/* The rows over the plan's sizes and communicators: per selected collective and size it has, its
+ * algorithms (or the one n/a row saying why there are none).  The progress line's total. */
+static int plan_rows(const struct coll_plan *pl)
 {
-    (void)arg;
-    size_t lo = run->opts.size_min, hi = run->opts.size_max;
-    run->ntotal = 0;
-    for (int c = 0; c < NCOLLS; c++) {
-        if (!selected[c]) continue;
-        unsigned flags = library_op(COLLS[c])->flags;
-        int per = why_none[c] ? 1 : __builtin_popcountl(alg_mask[c]);
-        for (size_t b = lo; b <= hi; b = mb_next_size(b))
-            if (flags & COLL_NOSIZE ? b == lo : !(flags & COLL_DOUBLES) || b % 8 == 0) run->ntotal += per * ncomms;
-    }
+    int n = 0;
+    for (int c = 0; c < NCOLLS; c++)
+        for (int j = 0; j < pl->nsizes && selected[c]; j++)
+            n += coll_applies(library_op(COLLS[c]), pl->sizes[j], pl->sizes[0]) *
+                 (why_none[c] ? 1 : __builtin_popcountl(alg_mask[c])) * pl->ncomms;
+    return n;
+}
+
+/* Collective c's one n/a row at b bytes on cc: why the library's algorithms cannot be measured. */
+static void none_row(struct mb_run *run, int c, size_t b, const struct coll_comm *cc)
+{
+    struct mb_row row;
+    mb_row_init(&row, COLLS[c], "library");
+    snprintf(row.comm, sizeof row.comm, "%s", cc->name);
+    mb_param_opt(run, &row, "timing");
+    if (!(library_op(COLLS[c])->flags & COLL_NOSIZE)) row.bytes = (long long)b;
+    mb_begin(run, &row);
+    mb_na(run, &row, "--algorithms: %s", why_none[c]);
+    mb_end(run, &row);
+}
+
+void coll_lib_algorithms(struct mb_run *run, const struct coll_plan *pl, const char *root_param, int root_rank)
+{
+    run->ntotal = plan_rows(pl);
     for (int jc = 0; jc < NCOLLS; jc++) {
         const int c = mb_order(run, 0, NCOLLS, jc, 0);
         if (!selected[c]) continue;
-        const struct coll_op *op = library_op(COLLS[c]);
         struct mb_sweep sw[4][COLL_ALGS_MAX];
         memset(sw, 0, sizeof sw);
-        int nb = 0;
-        for (size_t b = lo; b <= hi; b = mb_next_size(b)) nb++;
-        size_t b = lo;
-        for (int jb = 0; jb < nb; jb++, b = mb_next_size(b)) {
-            mb_order(run, 1, nb, jb, 1);
-            if (op->flags & COLL_NOSIZE ? b != lo : (op->flags & COLL_DOUBLES) && b % 8) continue;
-            for (int jg = 0; jg < ncomms; jg++) {
-                const int g = mb_order(run, 2, ncomms, jg, 0);
-                if (why_none[c]) { /* one n/a row saying why the library's algorithms cannot be measured */
-                    struct mb_row row;
-                    mb_row_init(&row, COLLS[c], "library");
-                    snprintf(row.comm, sizeof row.comm, "%s", comms[g].name);
-                    mb_param_opt(run, &row, "timing");
-                    if (!(op->flags & COLL_NOSIZE)) row.bytes = (long long)b;
-                    mb_begin(run, &row);
-                    mb_na(run, &row, "--algorithms: %s", why_none[c]);
-                    mb_end(run, &row);
-                    continue;
-                }
-                run_group(run, c, b, &comms[g], root_param, root_rank, sw[g]);
+        for (int jb = 0; jb < pl->nsizes; jb++) {
+            mb_order(run, 1, pl->nsizes, jb, 1);
+            size_t b = pl->sizes[jb];
+            if (!coll_applies(library_op(COLLS[c]), b, pl->sizes[0])) continue;
+            for (int jg = 0; jg < pl->ncomms; jg++) {
+                const int g = mb_order(run, 2, pl->ncomms, jg, 0);
+                if (why_none[c])
+                    none_row(run, c, b, &pl->comms[g]);
+                else
+                    run_group(run, c, b, &pl->comms[g], root_param, root_rank, sw[g]);
             }
         }
     }
     meta(run);
-    if (run->rank == 0) report(run, comms, ncomms);
+    if (run->rank == 0) report(run, pl->comms, pl->ncomms);
     for (int c = 0; c < NCOLLS; c++) coll_algs_free(&algs[c]);
     coll_algs_end();
 }

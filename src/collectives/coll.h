@@ -54,6 +54,7 @@ struct coll_state {
     MPI_Win win;
     char **shm;
     MPI_Request preq; /* persistent.c: the persistent collective's request */
+    int ready;        /* buffers and set-up made (test.c): coll_teardown has something to release */
 };
 
 struct coll_op {
@@ -156,11 +157,20 @@ char *coll_library_image(long *n); /* MPICH: the loaded library's file, n bytes 
 /* tuning.c: --tuning FILE checked for this library (a regular file, its structure, every algorithm one the
  * library has) and set in the environment (before MPI_Init); coll_tuning_name set; NULL or why not. */
 const char *coll_tuning_use(const char *path);
-extern char coll_tuning_name[64]; /* main.c: the rows' tuning=<file name> ("" without --tuning) */
+extern char coll_tuning_name[64]; /* the rows' tuning=<file name> ("" without --tuning) */
 
-/* main.c: one test's buffers and the OSU-style timed loop, for
- * algorithms_lib.c.  alg (when set): the control variable written before
- * each run, so that members of a group each run their own algorithm. */
+/* What a run measures, resolved once from the options (main.c): the message sizes and the communicators.
+ * The loops iterate it and the progress line's total is counted from it. */
+struct coll_plan {
+    size_t sizes[MB_MAX_SIZES];
+    int nsizes;
+    const struct coll_comm *comms;
+    int ncomms;
+};
+
+/* One test as it is measured: its state, its operation, its form and,
+ * under --algorithms, the library's algorithm forced around its calls, so
+ * that members of a group each run their own. */
 struct coll_kern {
     struct coll_state *s;
     const struct coll_op *op;
@@ -168,14 +178,28 @@ struct coll_kern {
     const struct coll_algs *alg;
     int alg_value;
 };
-const char *coll_setup(struct coll_state *s, const struct coll_op *op, size_t b);
-void coll_teardown(struct coll_state *s, const struct coll_op *op);
+
+/* test.c: one test around its measurement, for main.c and algorithms_lib.c alike. */
+/* Whether a test of op has a row at message size b (first: the first size, the barriers' one row). */
+int coll_applies(const struct coll_op *op, size_t b, size_t first);
+/* Before a test is measured: root (-1: none) inside k->s->comm, else the reason earlier (NULL: none), else
+ * the buffers and the method's set-up (b bytes), every rank's agreement, and one untimed call telling
+ * whether the library runs it here.  NULL: ready to measure; else why the test is n/a on every rank. */
+const char *coll_prepare(const struct mb_run *run, struct coll_kern *k, size_t b, int root, const char *earlier);
+void coll_teardown(struct coll_state *s, const struct coll_op *op); /* what coll_prepare set up, if anything */
+double coll_agg_units(const struct mb_run *run, const struct coll_state *s, const struct coll_op *op);
+
+/* kernels.c: the timed regions of a test. */
 int coll_one_call(struct coll_kern *k);
-double coll_osu_timed(void *state, long iters);
+void coll_force_alg(const struct coll_kern *k, int on); /* --algorithms: on, or the library's own choice back */
+double coll_osu_timed(void *state, long iters);          /* --timing osu: each call timed alone */
+/* --timing subtract: kk runs collective + barrier, paired with a barrier-only reference whose median goes to
+ * *ref_median; returns 0 for a barrier itself (nothing to subtract, no reference). */
+int coll_subtract(struct mb_kernel *kk, double *ref_median);
 void coll_kern_fill(void *state, long it);
 int coll_kern_check(void *state, long it, char *msg, size_t len);
-const char *coll_agree(const struct mb_run *run, const char *why, const char *fallback);
-double coll_agg_units(const struct mb_run *run, const struct coll_state *s, const struct coll_op *op);
+/* The harness's kernel of k (its timing left to the caller), with the verification pair where op has one. */
+struct mb_kernel coll_kernel(struct coll_kern *k, MPI_Comm comm, struct mb_sweep *sw);
 
 /* algorithms_lib.c: --algorithms, every algorithm the library lists for
  * bcast, reduce, allreduce, allgather, alltoall and barrier, forced one at
@@ -184,6 +208,6 @@ double coll_agg_units(const struct mb_run *run, const struct coll_state *s, cons
  * library's lists; a usage error for a name no selected collective has. */
 void coll_lib_algorithms_check(struct mb_run *run, const char *arg, unsigned long tests_mask,
                                unsigned long (*bit)(const char *));
-void coll_lib_algorithms(struct mb_run *run, const char *arg, const struct coll_comm *comms, int ncomms,
-                         const char *root_param, int root_rank);
+/* Measures them over the plan, root_param / root_rank the rooted ones' one --root. */
+void coll_lib_algorithms(struct mb_run *run, const struct coll_plan *pl, const char *root_param, int root_rank);
 #endif

@@ -31,7 +31,6 @@ static size_t segment = 8192;
 static long messages = 8;
 static const char *alg_arg; /* --algorithms */
 static const char *tuning_arg; /* --tuning */
-char coll_tuning_name[64];      /* the rows' tuning parameter: the file's name ("" without --tuning) */
 
 /* --root: a list of same | rotate | N, each a set of rows of the rooted tests */
 struct root {
@@ -171,249 +170,66 @@ static void add_tests(const struct coll_op *ops)
     }
 }
 
-/* Whether test t has a row at message size b (the first size for barriers). */
-static int applies(const struct test *t, size_t b, size_t first)
-{
-    if (t->op->flags & COLL_NOSIZE) return b == first;
-    if (t->op->flags & COLL_DOUBLES) return b % 8 == 0;
-    return 1;
-}
-
-/* ------------------------------------------------------------ kernels */
-
-int coll_one_call(struct coll_kern *k)
-{
-    struct coll_state *s = k->s;
-    s->root = coll_next_root(s);
-    s->calls++;
-    if (!k->nb) return k->op->call(s, NULL);
-    MPI_Request r = MPI_REQUEST_NULL;
-    int rc = k->op->call(s, &r);
-    if (rc != MPI_SUCCESS) return rc;
-    mb_compute(); /* --overlap: the computation the operation may hide behind (overlap.c) */
-    return MPI_Wait(&r, MPI_STATUS_IGNORE);
-}
-
-/* --algorithms: the member's algorithm, written before its calls (a group
- * interleaves members; MPICH reads the variable at every call) and the
- * library's own choice back after them, so that the harness's collectives
- * (verification, statistics) never run a forced algorithm. */
-static void apply_alg(const struct coll_kern *k, int on)
-{
-    if (k->alg && !coll_algs_at_creation()) coll_algs_set(k->alg, on ? k->alg_value : k->alg->initial);
-}
-
-static int is_sync(const struct coll_kern *k) { return (k->op->flags & COLL_SYNC) != 0; }
-
-/* OSU style: each call timed alone, a barrier (untimed) between calls. */
-double coll_osu_timed(void *state, long iters)
-{
-    struct coll_kern *k = state;
-    double t = 0;
-    apply_alg(k, 1);
-    for (long i = 0; i < iters; i++) {
-        double t0 = MPI_Wtime();
-        coll_one_call(k);
-        t += MPI_Wtime() - t0;
-        if (!is_sync(k)) MPI_Barrier(k->s->comm);
-    }
-    apply_alg(k, 0);
-    return t;
-}
-
-/* Barrier subtraction: the timed loop is collective + barrier; a
- * barrier-only loop is measured beside it and its median subtracted. */
-static void with_barrier_run(void *state, long iters)
-{
-    struct coll_kern *k = state;
-    for (long i = 0; i < iters; i++) {
-        coll_one_call(k);
-        if (!is_sync(k)) MPI_Barrier(k->s->comm);
-    }
-}
-
-static void barrier_run(void *state, long iters)
-{
-    struct coll_kern *k = state;
-    for (long i = 0; i < iters; i++) MPI_Barrier(k->s->comm);
-}
-
-void coll_kern_fill(void *state, long it)
-{
-    struct coll_kern *k = state;
-    k->op->fill(k->s, it);
-}
-
-int coll_kern_check(void *state, long it, char *msg, size_t len)
-{
-    struct coll_kern *k = state;
-    return k->op->check(k->s, it, msg, len);
-}
-
-/* --timing subtract: the reference the harness pairs with each repetition */
-static double barrier_timed(void *state, long iters)
-{
-    double t0 = MPI_Wtime();
-    barrier_run(state, iters);
-    return MPI_Wtime() - t0;
-}
+/* ------------------------------------------------------------ one test */
 
 /* --timing subtract: the barrier-only medians, for the JSON */
 static double ref_min, ref_max;
 static int nref;
 
-/* ------------------------------------------------------------ one test */
-
-static size_t mul(enum coll_mul m, const struct coll_state *s)
+/* The row of test t at b bytes on communicator c (root rt: NULL for a test that takes none). */
+static void describe(struct mb_run *run, struct mb_row *row, const struct coll_state *s, const struct test *t,
+                     size_t b, const struct coll_comm *c, const struct root *rt)
 {
-    switch (m) {
-    case MUL_0: return 0;
-    case MUL_1: return s->bytes;
-    case MUL_P: return (size_t)s->size * s->bytes;
-    case MUL_M: return (size_t)s->messages * s->bytes;
+    const struct coll_op *op = t->op;
+    mb_row_init(row, t->name, op->method);
+    snprintf(row->comm, sizeof row->comm, "%s", c->name);
+    mb_param_opt(run, row, "timing");
+    if (tuning_arg) mb_param(row, "tuning", "%s", coll_tuning_name);
+    if (rt) mb_param(row, "root", "%s", rt->param); /* --root same and --root 0 measure the same thing */
+    if (op->flags & COLL_SEGMENTED) mb_param_opt(run, row, "segment");
+    if (op->smul == MUL_M) mb_param_opt(run, row, "messages");
+    if (!(op->flags & COLL_NOSIZE)) {
+        row->bytes = (long long)b;
+        row->sent_bytes = (double)b * (op->smul == MUL_M ? (double)s->messages : 1.0);
     }
-    return 0;
 }
 
-/* Buffers and helper arrays; returns NULL or why the test is n/a. */
-const char *coll_setup(struct coll_state *s, const struct coll_op *op, size_t b)
+/* The prepared test measured under --timing, and its aggregate bandwidth. */
+static void measure(struct mb_run *run, struct coll_kern *k, struct mb_row *row, size_t b, struct mb_sweep *sw)
 {
-    s->bytes = b;
-    s->count = b / 8;
-    s->calls = 0;
-    s->win = MPI_WIN_NULL;
-    s->shm = NULL;
-    s->preq = MPI_REQUEST_NULL;
-    if (b > INT_MAX) return "message size exceeds INT_MAX";
-    s->sbytes = mul(op->smul, s);
-    s->rbytes = mul(op->rmul, s);
-    s->sbuf = mb_alloc(s->sbytes);
-    s->rbuf = mb_alloc(s->rbytes);
-    s->tbuf = mb_alloc(b);
-    size_t nseg = b ? (b + s->segment - 1) / s->segment : 1;
-    if ((size_t)s->messages > nseg) nseg = (size_t)s->messages;
-    s->reqs = calloc(2 * nseg, sizeof *s->reqs); /* the tree sends each segment twice */
-    s->counts = calloc((size_t)s->size, sizeof *s->counts);
-    s->displs = calloc((size_t)s->size, sizeof *s->displs);
-    size_t chunk = (b + (size_t)s->size - 1) / (size_t)s->size;
-    for (int i = 0; i < s->size; i++) {
-        size_t lo = (size_t)i * chunk < b ? (size_t)i * chunk : b, hi = lo + chunk < b ? lo + chunk : b;
-        s->displs[i] = (int)lo;
-        s->counts[i] = (int)(hi - lo);
+    struct mb_kernel kk = coll_kernel(k, run->world, sw);
+    double ref = 0; /* (collective + barrier) - barrier, paired per repetition: the interval is that of the
+                     * difference (docs/measurement.md) */
+    int paired = 0;
+    if (timing == 0)
+        kk.run_timed = coll_osu_timed;
+    else
+        paired = coll_subtract(&kk, &ref);
+    mb_measure(run, &kk, row);
+    if (paired) {
+        if (!nref || ref < ref_min) ref_min = ref;
+        if (!nref || ref > ref_max) ref_max = ref;
+        nref++;
     }
-    return op->setup ? op->setup(s) : NULL;
-}
-
-void coll_teardown(struct coll_state *s, const struct coll_op *op)
-{
-    if (op->cleanup) op->cleanup(s);
-    free(s->sbuf);
-    free(s->rbuf);
-    free(s->tbuf);
-    free(s->reqs);
-    free(s->counts);
-    free(s->displs);
-    s->sbuf = s->rbuf = s->tbuf = NULL;
-    s->reqs = NULL;
-    s->counts = s->displs = NULL;
-}
-
-/* Every rank's verdict: its own reason, else fallback if another rank has one. */
-const char *coll_agree(const struct mb_run *run, const char *why, const char *fallback)
-{
-    int bad = why != NULL, any;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, run->world);
-    return why ? why : any ? fallback : NULL;
-}
-
-/* Bytes the whole operation moves (every instance of it: both halves of
- * split, every node of node), in units of the message size. */
-double coll_agg_units(const struct mb_run *run, const struct coll_state *s, const struct coll_op *op)
-{
-    double P = s->size, f = 0, total;
-    switch (op->agg) {
-    case AGG_NONE: f = 0; break;
-    case AGG_P1: f = P - 1; break;
-    case AGG_2P1: f = 2 * (P - 1); break;
-    case AGG_PP1: f = P * (P - 1); break;
-    }
-    if (op->smul == MUL_M) f *= (double)s->messages;
-    if (s->rank != 0) f = 0; /* one contribution per instance */
-    MPI_Allreduce(&f, &total, 1, MPI_DOUBLE, MPI_SUM, run->world);
-    return total;
+    double units = coll_agg_units(run, k->s, k->op);
+    if (units > 0 && row->t.median > 0) row->agg_mbps = units * (double)b / row->t.median / 1e6;
 }
 
 static void run_test(struct mb_run *run, struct coll_state *s, const struct test *t, size_t b,
                      const struct coll_comm *c, const struct root *rt, struct mb_sweep *sw)
 {
-    static char err[MPI_MAX_ERROR_STRING + 64];
     const struct coll_op *op = t->op;
     struct mb_row row;
-    mb_row_init(&row, t->name, op->method);
-    snprintf(row.comm, sizeof row.comm, "%s", c->name);
-    mb_param_opt(run, &row, "timing");
-    if (tuning_arg) mb_param(&row, "tuning", "%s", coll_tuning_name);
-    if (rt) mb_param(&row, "root", "%s", rt->param); /* --root same and --root 0 measure the same thing */
-    if (op->flags & COLL_SEGMENTED) mb_param_opt(run, &row, "segment");
-    if (op->smul == MUL_M) mb_param_opt(run, &row, "messages");
-    if (!(op->flags & COLL_NOSIZE)) {
-        row.bytes = (long long)b;
-        row.sent_bytes = (double)b * (op->smul == MUL_M ? (double)s->messages : 1.0);
-    }
+    describe(run, &row, s, t, b, c, rt);
     mb_begin(run, &row);
     s->root_mode = rt ? rt->rotate : 0;
     s->fixed_root = rt ? rt->rank : 0;
-    const char *why = NULL;
-    if (rt && !rt->rotate && rt->rank >= s->size) {
-        snprintf(err, sizeof err, "root %d is outside this communicator (%d ranks)", rt->rank, s->size);
-        why = err;
-    }
-    int ready = !why;
-    if (ready) why = coll_setup(s, op, b);
-    why = coll_agree(run, why, "not available on another rank");
     struct coll_kern k = {s, op, t->nb, NULL, 0};
-    if (!why) {
-        /* one untimed call tells whether the library supports the operation */
-        int rc = coll_one_call(&k);
-        const char *mine = NULL;
-        if (rc != MPI_SUCCESS) {
-            int len = 0;
-            MPI_Error_string(rc, err, &len);
-            mine = err;
-        }
-        why = coll_agree(run, mine, "the MPI library returned an error");
-    }
-    if (why) {
+    const char *why = coll_prepare(run, &k, b, rt && !rt->rotate ? rt->rank : -1, NULL);
+    if (why)
         mb_na(run, &row, "%s", why);
-    } else {
-        struct mb_kernel kk = {.state = &k, .comm = run->world, .sweep = sw};
-        if (op->fill && op->check) {
-            kk.fill = coll_kern_fill;
-            kk.check = coll_kern_check;
-        }
-        if (timing == 0) {
-            kk.run_timed = coll_osu_timed;
-            mb_measure(run, &kk, &row);
-        } else {
-            /* (collective + barrier) - barrier, paired per repetition: the
-             * interval is that of the difference (docs/measurement.md) */
-            double ref = 0;
-            kk.run = with_barrier_run;
-            if (!is_sync(&k)) {
-                kk.ref_timed = barrier_timed;
-                kk.ref_median = &ref;
-                kk.ref_test = "barrier";
-            }
-            mb_measure(run, &kk, &row);
-            if (!is_sync(&k)) {
-                if (!nref || ref < ref_min) ref_min = ref;
-                if (!nref || ref > ref_max) ref_max = ref;
-                nref++;
-            }
-        }
-        double units = coll_agg_units(run, s, op);
-        if (units > 0 && row.t.median > 0) row.agg_mbps = units * (double)b / row.t.median / 1e6;
-    }
+    else
+        measure(run, &k, &row, b, sw);
     mb_end(run, &row);
     /* --overlap: the nonblocking form again, with computation of --overlap x its own time between its
      * start and its wait; each call timed alone (osu), whatever --timing says (docs/collectives.md) */
@@ -435,7 +251,57 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
         mb_measure(run, &kk, &ov);
         mb_end(run, &ov);
     }
-    if (ready) coll_teardown(s, op);
+    coll_teardown(s, op);
+}
+
+/* ------------------------------------------------------------ the plan */
+
+/* The rows test t makes at a size it has: one per communicator and root, and under --overlap its
+ * nonblocking form's second row. */
+static int rows_per_size(const struct mb_run *run, const struct test *t, const struct coll_plan *pl)
+{
+    return pl->ncomms * (t->op->flags & COLL_ROOTED ? nroots : 1) * (t->nb && run->opts.overlap > 0 ? 2 : 1);
+}
+
+/* The rows the selected tests make over the plan's sizes: the progress line's total. */
+static int plan_rows(const struct mb_run *run, const struct coll_plan *pl)
+{
+    int n = 0;
+    for (int i = 0; i < ntests; i++)
+        for (int j = 0; j < pl->nsizes && (sel_tests & tests[i].sel); j++)
+            n += coll_applies(tests[i].op, pl->sizes[j], pl->sizes[0]) * rows_per_size(run, &tests[i], pl);
+    return n;
+}
+
+/* Every selected test over the plan.  --order shuffle: tests, communicators and roots; sizes keep their order
+ * (the sweep). */
+static void measure_tests(struct mb_run *run, const struct coll_plan *pl)
+{
+    struct coll_state s = {.segment = segment, .messages = messages};
+    for (int jt = 0; jt < ntests; jt++) {
+        const int i = mb_order(run, 0, ntests, jt, 0);
+        if (!(sel_tests & tests[i].sel)) continue;
+        int rooted = (tests[i].op->flags & COLL_ROOTED) != 0, nr = rooted ? nroots : 1;
+        struct mb_sweep sw[4][MAX_ROOTS] = {{{0}}}; /* one size sweep per communicator and root */
+        for (int jb = 0; jb < pl->nsizes; jb++) {
+            mb_order(run, 1, pl->nsizes, jb, 1);
+            size_t b = pl->sizes[jb];
+            if (!coll_applies(tests[i].op, b, pl->sizes[0])) continue;
+            for (int jc = 0; jc < pl->ncomms; jc++) {
+                const int c = mb_order(run, 2, pl->ncomms, jc, 0);
+                const struct coll_comm *cc = &pl->comms[c];
+                s.comm = cc->comm;
+                MPI_Comm_rank(s.comm, &s.rank);
+                MPI_Comm_size(s.comm, &s.size);
+                s.nodes = &cc->nodes;
+                s.local_of = cc->local_of;
+                for (int jr = 0; jr < nr; jr++) {
+                    const int r = mb_order(run, 3, nr, jr, 0);
+                    run_test(run, &s, &tests[i], b, cc, rooted ? &roots[r] : NULL, &sw[c][r]);
+                }
+            }
+        }
+    }
 }
 
 /* ------------------------------------------------------------ main */
@@ -486,46 +352,16 @@ int main(int argc, char **argv)
     if (alg_arg) coll_lib_algorithms_check(run, alg_arg, sel_tests, word_bit);
 
     struct coll_comm comms[NCOMMS];
-    int ncomms = coll_comms_open(run, sel_comms, comms);
+    struct coll_plan pl = {.comms = comms, .ncomms = coll_comms_open(run, sel_comms, comms)};
+    pl.nsizes = mb_sizes(&run->opts, pl.sizes);
+    int ncomms = pl.ncomms;
     if (alg_arg) {
-        coll_lib_algorithms(run, alg_arg, comms, ncomms, roots[0].param, roots[0].rotate ? 0 : roots[0].rank);
+        coll_lib_algorithms(run, &pl, roots[0].param, roots[0].rotate ? 0 : roots[0].rank);
         coll_comms_close(comms, ncomms);
         return mb_finish(run);
     }
-    struct coll_state s = {.segment = segment, .messages = messages};
-
-    size_t lo = run->opts.size_min, hi = run->opts.size_max;
-    run->ntotal = 0;
-    for (int i = 0; i < ntests; i++)
-        if (sel_tests & tests[i].sel)
-            for (size_t b = lo; b <= hi; b = mb_next_size(b))
-                run->ntotal += applies(&tests[i], b, lo) * ncomms * (tests[i].op->flags & COLL_ROOTED ? nroots : 1) *
-                               (tests[i].nb && run->opts.overlap > 0 ? 2 : 1);
-    /* --order shuffle: tests, communicators and roots; sizes keep their order (the sweep) */
-    for (int jt = 0; jt < ntests; jt++) {
-        const int i = mb_order(run, 0, ntests, jt, 0);
-        if (!(sel_tests & tests[i].sel)) continue;
-        int rooted = (tests[i].op->flags & COLL_ROOTED) != 0, nr = rooted ? nroots : 1, nb = 0;
-        struct mb_sweep sw[4][MAX_ROOTS] = {{{0}}}; /* one size sweep per communicator and root */
-        for (size_t b = lo; b <= hi; b = mb_next_size(b)) nb++;
-        size_t b = lo;
-        for (int jb = 0; jb < nb; jb++, b = mb_next_size(b)) {
-            mb_order(run, 1, nb, jb, 1);
-            if (!applies(&tests[i], b, lo)) continue;
-            for (int jc = 0; jc < ncomms; jc++) {
-                const int c = mb_order(run, 2, ncomms, jc, 0);
-                s.comm = comms[c].comm;
-                MPI_Comm_rank(s.comm, &s.rank);
-                MPI_Comm_size(s.comm, &s.size);
-                s.nodes = &comms[c].nodes;
-                s.local_of = comms[c].local_of;
-                for (int jr = 0; jr < nr; jr++) {
-                    const int r = mb_order(run, 3, nr, jr, 0);
-                    run_test(run, &s, &tests[i], b, &comms[c], rooted ? &roots[r] : NULL, &sw[c][r]);
-                }
-            }
-        }
-    }
+    run->ntotal = plan_rows(run, &pl);
+    measure_tests(run, &pl);
 
     meta(run, comms, ncomms);
     if (run->rank == 0) {

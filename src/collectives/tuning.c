@@ -295,6 +295,8 @@ static const char *check_json(const char *text, const char *path)
 
 /* ------------------------------------------------ the file's name in the rows */
 
+char coll_tuning_name[64]; /* the rows' tuning parameter: the file's name ("" without --tuning) */
+
 /* The name as params carries it: the file's base name, its separators (; = , ") and every byte that is not
  * printable UTF-8 (a newline, a sequence cut short) as '_', never a sequence cut at the end. */
 static void set_name(const char *path)

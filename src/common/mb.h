@@ -369,6 +369,14 @@ void mb_table_done(FILE *f, struct mb_table *t, const char *title, const char *c
 
 /* The next size in a power-of-two sweep: 0 -> 1 -> 2 -> 4 ... */
 static inline size_t mb_next_size(size_t s) { return s ? 2 * s : 1; }
+/* The sizes of -m MIN:MAX in order, what a program's plan iterates; returns how many (at most 64). */
+enum { MB_MAX_SIZES = 64 };
+static inline int mb_sizes(const struct mb_opts *o, size_t sizes[MB_MAX_SIZES])
+{
+    int n = 0;
+    for (size_t s = o->size_min; s <= o->size_max && n < MB_MAX_SIZES; s = mb_next_size(s)) sizes[n++] = s;
+    return n;
+}
 
 void *mb_alloc(size_t bytes); /* page-aligned, zeroed; exits 1 on failure */
 

@@ -111,17 +111,44 @@ static void not_available(struct ctx *c, const char *test, const char *comm, con
     mb_end(c->run, &row);
 }
 
-static int nsizes(const struct mb_opts *o)
+/* What this run measures, resolved once from the options: the sizes and the pair placements.  The loops
+ * below iterate it, and the progress line's total is counted from it (plan_rows). */
+struct plan {
+    size_t sizes[MB_MAX_SIZES];
+    int nsizes;
+    const int *pair[2]; /* intra, inter: the pair of latency, pingping, bw and bibw ({-1, -1}: none) */
+    int use[2];         /* measured: selected (--pairs) and there */
+    int na[2];          /* one n/a row per test instead: named by --pairs, but not there */
+    int npairs, nap;    /* msgrate's pairs (i <-> i + P/2); allpairs' pairs */
+};
+
+static void plan(const struct mb_run *run, const struct pp_place *place, int explicit_pairs, struct plan *pn)
+{
+    pn->nsizes = mb_sizes(&run->opts, pn->sizes);
+    pn->pair[0] = place->intra;
+    pn->pair[1] = place->inter;
+    for (int i = 0; i < 2; i++) {
+        pn->use[i] = (sel_pairs >> i & 1) && pn->pair[i][0] >= 0;
+        pn->na[i] = !pn->use[i] && explicit_pairs && (sel_pairs >> i & 1);
+    }
+    pn->npairs = run->nprocs / 2;
+    pn->nap = run->nprocs * (run->nprocs - 1) / 2;
+}
+
+static int plan_rows(const struct plan *pn)
 {
     int n = 0;
-    for (size_t s = o->size_min; s <= o->size_max; s = mb_next_size(s)) n++;
+    for (int t = T_LATENCY; t <= T_BIBW; t++)
+        for (int i = 0; i < 2 && (sel_tests >> t & 1); i++) n += pn->use[i] ? pn->nsizes : pn->na[i];
+    if (sel_tests >> T_MSGRATE & 1) n += pn->nsizes;
+    if (sel_tests >> T_ALLPAIRS & 1) n += 2 * pn->nap;
     return n;
 }
 
 /* msgrate: pairs i <-> i + P/2 all at once; with P odd the last rank idles */
-static void msgrate(struct ctx *c, const struct pp_place *pl, int npairs, char *mr_comm)
+static void msgrate(struct ctx *c, const struct pp_place *pl, const struct plan *pn, char *mr_comm)
 {
-    const struct mb_opts *o = &c->run->opts;
+    const int npairs = pn->npairs;
     int *a = malloc((size_t)npairs * sizeof *a), *b = malloc((size_t)npairs * sizeof *b), nin = 0;
     for (int i = 0; i < npairs; i++) {
         a[i] = i;
@@ -131,8 +158,7 @@ static void msgrate(struct ctx *c, const struct pp_place *pl, int npairs, char *
     snprintf(mr_comm, 8, "%s", nin == npairs ? "intra" : nin == 0 ? "inter" : "mixed");
     roles(c, npairs, a, b);
     struct mb_sweep sw = {0};
-    for (size_t s = o->size_min; s <= o->size_max; s = mb_next_size(s))
-        measure(c, "msgrate", c->variant, mr_comm, T_BW, s, &sw);
+    for (int j = 0; j < pn->nsizes; j++) measure(c, "msgrate", c->variant, mr_comm, T_BW, pn->sizes[j], &sw);
     free(a);
     free(b);
 }
@@ -187,24 +213,16 @@ int main(int argc, char **argv)
     if ((sel_tests >> T_ALLPAIRS & 1) && ap_bw > biggest) biggest = ap_bw;
     pp_bufs_alloc(&c.bufs, cache_choice, cache_bytes, biggest);
 
-    /* the placements latency/pingping/bw/bibw run on */
-    const char *pname[2] = {"intra", "inter"};
-    const int *pair[2] = {pl.intra, pl.inter};
-    int use[2];
-    for (int i = 0; i < 2; i++) use[i] = (sel_pairs >> i & 1) && pair[i][0] >= 0;
-    const int npairs = run->nprocs / 2, nap = run->nprocs * (run->nprocs - 1) / 2, ns = nsizes(o);
-    for (int t = T_LATENCY; t <= T_BIBW; t++)
-        if (sel_tests >> t & 1)
-            for (int i = 0; i < 2; i++) run->ntotal += use[i] ? ns : (explicit_pairs && (sel_pairs >> i & 1));
-    if (sel_tests >> T_MSGRATE & 1) run->ntotal += ns;
-    if (sel_tests >> T_ALLPAIRS & 1) run->ntotal += 2 * nap;
-
+    static const char *const pname[2] = {"intra", "inter"}; /* the placements of latency/pingping/bw/bibw */
+    struct plan pn;
+    plan(run, &pl, explicit_pairs, &pn);
+    run->ntotal = plan_rows(&pn);
     char mr_comm[8] = "intra";
     for (int jt = 0; jt < NTEST; jt++) { /* --order shuffle: tests, and pair placements within each */
         const int t = mb_order(run, 0, NTEST, jt, 0);
         if (!(sel_tests >> t & 1)) continue;
         if (t == T_MSGRATE) {
-            msgrate(&c, &pl, npairs, mr_comm);
+            msgrate(&c, &pl, &pn, mr_comm);
             continue;
         }
         if (t == T_ALLPAIRS) {
@@ -213,18 +231,15 @@ int main(int argc, char **argv)
         }
         for (int ji = 0; ji < 2; ji++) {
             const int i = mb_order(run, 1, 2, ji, 0);
-            if (!(sel_pairs >> i & 1)) continue;
-            if (!use[i]) {
-                if (explicit_pairs)
-                    not_available(&c, pp_test_names[t], pname[i],
-                                  i ? "every rank is on one node: no inter-node pair"
-                                    : "no two ranks share a node: no intra-node pair");
-                continue;
-            }
-            roles(&c, 1, &pair[i][0], &pair[i][1]);
+            if (pn.na[i])
+                not_available(&c, pp_test_names[t], pname[i],
+                              i ? "every rank is on one node: no inter-node pair"
+                                : "no two ranks share a node: no intra-node pair");
+            if (!pn.use[i]) continue;
+            roles(&c, 1, &pn.pair[i][0], &pn.pair[i][1]);
             struct mb_sweep sw = {0};
-            for (size_t s = o->size_min; s <= o->size_max; s = mb_next_size(s))
-                measure(&c, pp_test_names[t], c.variant, pname[i], t, s, &sw);
+            for (int j = 0; j < pn.nsizes; j++)
+                measure(&c, pp_test_names[t], c.variant, pname[i], t, pn.sizes[j], &sw);
         }
     }
 
@@ -235,7 +250,7 @@ int main(int argc, char **argv)
              "\"idle_rank\": %d, \"allpairs_latency_bytes\": %zu, \"allpairs_bw_bytes\": %zu, "
              "\"latency\": \"half round trip\", \"time_per\": \"message\", \"ack_bytes\": 4}",
              window, cache_choice ? "cold" : "warm", cache_bytes, c.bufs.pool_bytes,
-             pair_json(pj[0], sizeof pj[0], pl.intra), pair_json(pj[1], sizeof pj[1], pl.inter), npairs, mr_comm, run->nprocs % 2 ? run->nprocs - 1 : -1, ap_lat, ap_bw);
+             pair_json(pj[0], sizeof pj[0], pl.intra), pair_json(pj[1], sizeof pj[1], pl.inter), pn.npairs, mr_comm, run->nprocs % 2 ? run->nprocs - 1 : -1, ap_lat, ap_bw);
     mb_meta_add(run, "pingpong", meta);
     if (run->rank == 0) pp_report(run, &pl, window, cache_choice);
     pp_bufs_free(&c.bufs);

@@ -293,168 +293,212 @@ static int cmp_ev_time(const void *pa, const void *pb)
     return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-static double us(uint64_t ns) { return (double)ns / 1000.0; }
+/* ------------------------------------------------ matching */
 
-/* The events of every rank are rank 0's ns; ev sorted by t0 per rank. */
-static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, double clock_res,
-                      const char *profile_run_id)
+/* What the writer needs from the matching: each post's completion, the messages paired, the counts. */
+struct match {
+    long **done_at;          /* per rank: event i (a post) -> the DONE event completing it, -1: none */
+    struct msg *send, *recv; /* every send and every completed receive, sorted by cmp_msg */
+    long nsend, nrecv;
+    long (*pair)[2];         /* the messages: send index, receive index, in order */
+    long npair;
+    uint64_t unfinished, wildcard, unmatched_send, unmatched_recv;
+};
+
+/* Each post of one rank's events paired with the DONE event that completed it (done_at, -1: none); returns
+ * how many posts were never completed.  The open requests are kept in post order, by key: a handle may be
+ * reused once done, and one DONE completes every open post of its key (Isendrecv: a send and a receive). */
+static long complete_requests(const struct mbp_tev *ev, long n, long *done_at)
 {
-    uint64_t dropped = T.lost, events = 0, unmatched_send = 0, unmatched_recv = 0, wildcard = 0, unfinished = 0;
-    long nsend = 0, nrecv = 0, cap_s = 0, cap_r = 0;
-    for (int r = 0; r < P; r++) {
-        dropped += R[r].dropped;
-        events += (uint64_t)R[r].n;
+    long *open = malloc((size_t)(n + 1) * sizeof *open), nopen = 0;
+    for (long i = 0; i < n; i++) {
+        done_at[i] = -1;
+        const struct mbp_tev *e = &ev[i];
+        int k = e->kind & 0x7f;
+        if ((k == MBP_EV_SEND || k == MBP_EV_RECV) && e->req) open[nopen++] = i;
+        if (k != MBP_EV_DONE) continue;
+        long j = 0;
+        while (j < nopen && ev[open[j]].req != e->req) j++;
+        long m = j;
+        for (long q = j; q < nopen; q++)
+            if (ev[open[q]].req == e->req)
+                done_at[open[q]] = i;
+            else
+                open[m++] = open[q];
+        nopen = m;
+    }
+    free(open);
+    return nopen;
+}
+
+/* Rank r's sends and the receives it completed, into m for pairing (a receive's end is its completion: the
+ * call itself when blocking).  MPI_PROC_NULL has no message; a wildcard receive is counted, not matched. */
+static void collect_messages(const struct mbp_tev *ev, long n, const long *done_at, int r, struct match *m)
+{
+    for (long i = 0; i < n; i++) {
+        const struct mbp_tev *e = &ev[i];
+        int k = e->kind & 0x7f;
+        if (k == MBP_EV_SEND) {
+            if (e->wpeer < 0) continue;
+            uint64_t one = e->t1 - e->t0 > 1;
+            m->send[m->nsend++] = (struct msg){e->comm, r, e->wpeer, e->tag, e->t0, i, r, e->tid, e->t0 + one};
+        } else if (k == MBP_EV_RECV) {
+            if (e->peer == ANY || e->tag == MPI_ANY_TAG) {
+                m->wildcard++;
+                continue;
+            }
+            if (e->wpeer < 0) continue;
+            const struct mbp_tev *c = !e->req ? e : done_at[i] >= 0 ? &ev[done_at[i]] : NULL; /* where it ended */
+            if (!c) continue;
+            uint64_t one = c->t1 - c->t0 > 1;
+            m->recv[m->nrecv++] = (struct msg){e->comm, e->wpeer, r, e->tag, e->t0, i, r, c->tid, c->t1 - one};
+        }
+    }
+}
+
+/* MPI's order: per communicator, source, destination and tag, the k-th send matches the k-th receive. */
+static void pair_messages(struct match *m)
+{
+    qsort(m->send, (size_t)m->nsend, sizeof *m->send, cmp_msg);
+    qsort(m->recv, (size_t)m->nrecv, sizeof *m->recv, cmp_msg);
+    long i = 0, j = 0;
+    while (i < m->nsend || j < m->nrecv) {
+        int c = i < m->nsend && j < m->nrecv ? 0 : i < m->nsend ? -1 : 1;
+        if (!c) {
+            struct msg a = m->send[i], b = m->recv[j];
+            a.order = b.order = 0, a.idx = b.idx = 0;
+            c = cmp_msg(&a, &b);
+        }
+        if (c < 0) {
+            m->unmatched_send++, i++;
+        } else if (c > 0) {
+            m->unmatched_recv++, j++;
+        } else {
+            m->pair[m->npair][0] = i++;
+            m->pair[m->npair++][1] = j++;
+        }
+    }
+}
+
+/* Every rank's requests completed and messages paired. */
+static void match(struct match *m, const struct rank_data *R, int P)
+{
+    long cap_s = 0, cap_r = 0;
+    for (int r = 0; r < P; r++)
         for (long i = 0; i < R[r].n; i++) {
             int k = R[r].ev[i].kind & 0x7f;
             cap_s += k == MBP_EV_SEND;
             cap_r += k == MBP_EV_RECV;
         }
-    }
-    struct msg *S = malloc((size_t)(cap_s + 1) * sizeof *S), *Rv = malloc((size_t)(cap_r + 1) * sizeof *Rv);
-    fprintf(f, "{\"traceEvents\": [\n");
-    int first = 1;
-#define SEP (first ? (first = 0, "") : ",\n")
-    long async_id = 0;
+    *m = (struct match){.done_at = calloc(P > 0 ? (size_t)P : 1, sizeof *m->done_at),
+                        .send = malloc((size_t)(cap_s + 1) * sizeof *m->send),
+                        .recv = malloc((size_t)(cap_r + 1) * sizeof *m->recv),
+                        .pair = malloc((size_t)((cap_s < cap_r ? cap_s : cap_r) + 1) * sizeof *m->pair)};
     for (int r = 0; r < P; r++) {
-        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"rank %d\"}}",
-                SEP, r, r);
-        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
-                SEP, r, r);
-        for (int t = 0; t < R[r].nthreads; t++)
-            fprintf(f, "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"thread %d\"}}",
-                    SEP, r, t, t);
-        struct mbp_tev *ev = R[r].ev;
-        long n = R[r].n;
-        /* open requests of this rank: post index by key, in post order (a handle may be reused once done) */
-        long *open = malloc((size_t)(n + 1) * sizeof *open), nopen = 0;
-        long *done_at = malloc((size_t)(n + 1) * sizeof *done_at); /* post -> its DONE event, -1 none */
-        for (long i = 0; i < n; i++) {
-            done_at[i] = -1;
-            struct mbp_tev *e = &ev[i];
-            int k = e->kind & 0x7f;
-            if ((k == MBP_EV_SEND || k == MBP_EV_RECV) && e->req) open[nopen++] = i;
-            if (k == MBP_EV_DONE)
-                for (long j = 0; j < nopen; j++)
-                    if (ev[open[j]].req == e->req) {
-                        /* every open post of this key (Isendrecv: a send and a receive) */
-                        long m = j;
-                        for (long q = j; q < nopen; q++)
-                            if (ev[open[q]].req == e->req)
-                                done_at[open[q]] = i;
-                            else
-                                open[m++] = open[q];
-                        nopen = m;
-                        break;
-                    }
-        }
-        unfinished += (uint64_t)nopen;
-        free(open);
-        for (long i = 0; i < n; i++) {
-            struct mbp_tev *e = &ev[i];
-            int k = e->kind & 0x7f, part = e->kind & MBP_EV_PART;
-            if (k != MBP_EV_DONE && !part) {
-                fprintf(f, "%s{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f",
-                        SEP, mbp_call_names[e->call], mbp_family_names[mbp_call_family[e->call]], r, e->tid, us(e->t0),
-                        us(e->t1 - e->t0));
-                if (k == MBP_EV_SEND || k == MBP_EV_RECV) {
-                    const char *who = k == MBP_EV_SEND ? "dest" : "source";
-                    if (e->peer == ANY)
-                        fprintf(f, ", \"args\": {\"%s\": \"any\", \"%s_world\": \"any\"", who, who);
-                    else
-                        fprintf(f, ", \"args\": {\"%s\": %d, \"%s_world\": %d", who, e->peer, who, e->wpeer);
-                    if (e->tag == MPI_ANY_TAG)
-                        fprintf(f, ", \"tag\": \"any\"");
-                    else
-                        fprintf(f, ", \"tag\": %d", e->tag);
-                    fprintf(f, ", \"bytes\": %llu", (unsigned long long)e->bytes);
-                    if (i + 1 < n && (ev[i + 1].kind & MBP_EV_PART) && ev[i + 1].t0 == e->t0)
-                        fprintf(f, ", \"source\": %d, \"source_world\": %d, \"recv_tag\": %d", ev[i + 1].peer,
-                                ev[i + 1].wpeer, ev[i + 1].tag);
-                    fputc('}', f);
-                }
-                fputc('}', f);
-            }
-            if (k != MBP_EV_SEND && k != MBP_EV_RECV) continue;
-            /* the request's life: async slice from the post to the completion */
-            const struct mbp_tev *d = e->req && done_at[i] >= 0 ? &ev[done_at[i]] : NULL;
-            if (d) {
-                async_id++;
-                const char *what = k == MBP_EV_SEND ? "send request" : "receive request";
-                fprintf(f, "%s{\"ph\": \"b\", \"name\": \"%s\", \"cat\": \"request\", \"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"args\": {\"peer_world\": %d, \"tag\": %d, \"bytes\": %llu, \"completed_by\": \"%s\"}}",
-                        SEP, what, async_id, r, e->tid, us(e->t0), e->wpeer, e->tag, (unsigned long long)e->bytes,
-                        mbp_call_names[d->call]);
-                fprintf(f, "%s{\"ph\": \"e\", \"name\": \"%s\", \"cat\": \"request\", \"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f}",
-                        SEP, what, async_id, r, d->tid, us(d->t1));
-            }
-            /* for matching */
-            if (k == MBP_EV_SEND) {
-                if (e->wpeer < 0) continue;
-                uint64_t one = e->t1 - e->t0 > 1;
-                S[nsend++] = (struct msg){e->comm, r, e->wpeer, e->tag, e->t0, i, r, e->tid, e->t0 + one};
-            } else {
-                if (e->peer == ANY || e->tag == MPI_ANY_TAG) {
-                    wildcard++;
-                    continue;
-                }
-                if (e->wpeer < 0) continue; /* MPI_PROC_NULL: no message */
-                const struct mbp_tev *c = e->req ? d : e; /* where it completed */
-                if (!c) continue;
-                uint64_t one = c->t1 - c->t0 > 1;
-                Rv[nrecv++] = (struct msg){e->comm, e->wpeer, r, e->tag, e->t0, i, r, c->tid, c->t1 - one};
-            }
-        }
-        free(done_at);
+        m->done_at[r] = malloc((size_t)(R[r].n + 1) * sizeof **m->done_at);
+        m->unfinished += (uint64_t)complete_requests(R[r].ev, R[r].n, m->done_at[r]);
+        collect_messages(R[r].ev, R[r].n, m->done_at[r], r, m);
     }
-    qsort(S, (size_t)nsend, sizeof *S, cmp_msg);
-    qsort(Rv, (size_t)nrecv, sizeof *Rv, cmp_msg);
-    long i = 0, j = 0, flows = 0;
-    while (i < nsend || j < nrecv) {
-        int c = i < nsend && j < nrecv ? 0 : i < nsend ? -1 : 1;
-        if (!c) {
-            struct msg a = S[i], b = Rv[j];
-            a.order = b.order = 0, a.idx = b.idx = 0;
-            c = cmp_msg(&a, &b);
-        }
-        if (c < 0) {
-            unmatched_send++, i++;
-        } else if (c > 0) {
-            unmatched_recv++, j++;
-        } else {
-            flows++;
-            fprintf(f, "%s{\"ph\": \"s\", \"name\": \"message\", \"cat\": \"message\", \"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f}",
-                    SEP, flows, S[i].rank, S[i].tid, us(S[i].ts));
-            fprintf(f, "%s{\"ph\": \"f\", \"bp\": \"e\", \"name\": \"message\", \"cat\": \"message\", \"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f}",
-                    SEP, flows, Rv[j].rank, Rv[j].tid, us(Rv[j].ts));
-            i++, j++;
-        }
+    pair_messages(m);
+}
+
+static void match_free(struct match *m, int P)
+{
+    for (int r = 0; r < P; r++) free(m->done_at[r]);
+    free(m->done_at);
+    free(m->send);
+    free(m->recv);
+    free(m->pair);
+}
+
+/* ------------------------------------------------ the JSON */
+
+static double us(uint64_t ns) { return (double)ns / 1000.0; }
+
+/* The separator before an event: none before the first. */
+static const char *sep(int *first) { return *first ? (*first = 0, "") : ",\n"; }
+
+static void write_names(FILE *f, int r, int nthreads, int *first)
+{
+    fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"rank %d\"}}",
+            sep(first), r, r);
+    fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
+            sep(first), r, r);
+    for (int t = 0; t < nthreads; t++)
+        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"thread %d\"}}",
+                sep(first), r, t, t);
+}
+
+/* A call's slice; a message's carries its partner, tag and bytes (Sendrecv: the receive's too, from the
+ * event after it). */
+static void write_slice(FILE *f, const struct mbp_tev *ev, long n, long i, int r, int *first)
+{
+    const struct mbp_tev *e = &ev[i];
+    int k = e->kind & 0x7f;
+    fprintf(f, "%s{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f",
+            sep(first), mbp_call_names[e->call], mbp_family_names[mbp_call_family[e->call]], r, e->tid, us(e->t0),
+            us(e->t1 - e->t0));
+    if (k == MBP_EV_SEND || k == MBP_EV_RECV) {
+        const char *who = k == MBP_EV_SEND ? "dest" : "source";
+        if (e->peer == ANY)
+            fprintf(f, ", \"args\": {\"%s\": \"any\", \"%s_world\": \"any\"", who, who);
+        else
+            fprintf(f, ", \"args\": {\"%s\": %d, \"%s_world\": %d", who, e->peer, who, e->wpeer);
+        if (e->tag == MPI_ANY_TAG)
+            fprintf(f, ", \"tag\": \"any\"");
+        else
+            fprintf(f, ", \"tag\": %d", e->tag);
+        fprintf(f, ", \"bytes\": %llu", (unsigned long long)e->bytes);
+        if (i + 1 < n && (ev[i + 1].kind & MBP_EV_PART) && ev[i + 1].t0 == e->t0)
+            fprintf(f, ", \"source\": %d, \"source_world\": %d, \"recv_tag\": %d", ev[i + 1].peer, ev[i + 1].wpeer,
+                    ev[i + 1].tag);
+        fputc('}', f);
     }
-    free(S);
-    free(Rv);
-#undef SEP
-    const char *run_id = T.run_id[0] ? T.run_id : profile_run_id;
-    fprintf(f, "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"format\": \"mpimb-trace\", \"version\": 1");
-    fputs(", \"run_id\": ", f);
-    run_id ? mb_json_str(f, run_id) : (void)fputs("null", f);
-    fprintf(f, ", \"ranks\": %d, \"events\": %llu, \"dropped_events\": %llu, \"dropped_per_rank\": [", P,
-            (unsigned long long)events, (unsigned long long)dropped);
-    for (int r = 0; r < P; r++) fprintf(f, "%s%llu", r ? ", " : "", (unsigned long long)R[r].dropped);
-    fprintf(f, "], \"buffer_events\": %ld, \"event_bytes\": %zu", T.cap, sizeof(struct mbp_tev));
-    fprintf(f, ", \"messages\": %ld, \"unmatched_sends\": %llu, \"unmatched_receives\": %llu, \"wildcard_receives\": %llu, "
-               "\"unfinished_requests\": %llu, \"untracked_requests\": %llu",
-            flows, (unsigned long long)unmatched_send, (unsigned long long)unmatched_recv,
-            (unsigned long long)wildcard, (unsigned long long)unfinished, (unsigned long long)T.untracked);
-    fprintf(f, ", \"clock\": {\"aligned_to\": \"rank 0\", \"algorithm\": \"HCA3 tree (src/common/sync.c)\", "
-               "\"residual_error_s\": %.9g, \"check_resolution_s\": %.9g, \"ticks\": \"%s\"}",
-            clock_error, clock_res, mbp_clock_name());
-#ifdef MB_SIMULATED /* scripts/simulate names the platform */
-    fputs(", \"simulated\": true, \"platform\": ", f);
-    getenv("MPIMB_PLATFORM") ? mb_json_str(f, getenv("MPIMB_PLATFORM")) : (void)fputs("null", f);
-#else
-    fputs(", \"simulated\": false", f);
-#endif
+    fputc('}', f);
+}
+
+/* A request's life: an async slice from its post e to its completion d. */
+static void write_request(FILE *f, const struct mbp_tev *e, const struct mbp_tev *d, int r, long id, int *first)
+{
+    const char *what = (e->kind & 0x7f) == MBP_EV_SEND ? "send request" : "receive request";
+    fprintf(f, "%s{\"ph\": \"b\", \"name\": \"%s\", \"cat\": \"request\", \"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"args\": {\"peer_world\": %d, \"tag\": %d, \"bytes\": %llu, \"completed_by\": \"%s\"}}",
+            sep(first), what, id, r, e->tid, us(e->t0), e->wpeer, e->tag, (unsigned long long)e->bytes,
+            mbp_call_names[d->call]);
+    fprintf(f, "%s{\"ph\": \"e\", \"name\": \"%s\", \"cat\": \"request\", \"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f}",
+            sep(first), what, id, r, d->tid, us(d->t1));
+}
+
+/* Rank r's events in time order: its names, each call's slice, each completed request's life. */
+static void write_rank(FILE *f, const struct rank_data *D, int r, const long *done_at, long *async_id, int *first)
+{
+    write_names(f, r, D->nthreads, first);
+    for (long i = 0; i < D->n; i++) {
+        const struct mbp_tev *e = &D->ev[i];
+        int k = e->kind & 0x7f;
+        if (k != MBP_EV_DONE && !(e->kind & MBP_EV_PART)) write_slice(f, D->ev, D->n, i, r, first);
+        if ((k == MBP_EV_SEND || k == MBP_EV_RECV) && e->req && done_at[i] >= 0)
+            write_request(f, e, &D->ev[done_at[i]], r, ++*async_id, first);
+    }
+}
+
+/* Each paired message: a flow from the send to the receive's completion. */
+static void write_flows(FILE *f, const struct match *m, int *first)
+{
+    for (long p = 0; p < m->npair; p++) {
+        const struct msg *s = &m->send[m->pair[p][0]], *v = &m->recv[m->pair[p][1]];
+        fprintf(f, "%s{\"ph\": \"s\", \"name\": \"message\", \"cat\": \"message\", \"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f}",
+                sep(first), p + 1, s->rank, s->tid, us(s->ts));
+        fprintf(f, "%s{\"ph\": \"f\", \"bp\": \"e\", \"name\": \"message\", \"cat\": \"message\", \"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f}",
+                sep(first), p + 1, v->rank, v->tid, us(v->ts));
+    }
+}
+
+/* The stretches of recording: the programs' name is a JSON object (tracing.c); anything else an
+ * application passed, a string. */
+static void write_stretches(FILE *f)
+{
     fprintf(f, ", \"stretches\": [");
     for (int s = 0; s < T.nstretch; s++) {
-        /* the programs' name is a JSON object (tracing.c); anything else an application passed, a string */
         const char *nm = T.name[s];
         size_t l = nm ? strlen(nm) : 0;
         fprintf(f, "%s{\"begin_us\": %.3f, \"end_us\": %.3f, \"test\": ", s ? ", " : "", us(T.begin[s]), us(T.end[s]));
@@ -466,7 +510,54 @@ static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, d
             mb_json_str(f, nm);
         fputc('}', f);
     }
-    fprintf(f, "]}}\n");
+    fprintf(f, "]");
+}
+
+/* otherData: the run, the counts (events, drops, the matching's), the clock, the stretches. */
+static void write_other(FILE *f, const struct rank_data *R, int P, const struct match *m, double clock_error,
+                        double clock_res, const char *profile_run_id)
+{
+    uint64_t dropped = T.lost, events = 0;
+    for (int r = 0; r < P; r++) dropped += R[r].dropped, events += (uint64_t)R[r].n;
+    const char *run_id = T.run_id[0] ? T.run_id : profile_run_id;
+    fprintf(f, "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"format\": \"mpimb-trace\", \"version\": 1");
+    fputs(", \"run_id\": ", f);
+    run_id ? mb_json_str(f, run_id) : (void)fputs("null", f);
+    fprintf(f, ", \"ranks\": %d, \"events\": %llu, \"dropped_events\": %llu, \"dropped_per_rank\": [", P,
+            (unsigned long long)events, (unsigned long long)dropped);
+    for (int r = 0; r < P; r++) fprintf(f, "%s%llu", r ? ", " : "", (unsigned long long)R[r].dropped);
+    fprintf(f, "], \"buffer_events\": %ld, \"event_bytes\": %zu", T.cap, sizeof(struct mbp_tev));
+    fprintf(f, ", \"messages\": %ld, \"unmatched_sends\": %llu, \"unmatched_receives\": %llu, \"wildcard_receives\": %llu, "
+               "\"unfinished_requests\": %llu, \"untracked_requests\": %llu",
+            m->npair, (unsigned long long)m->unmatched_send, (unsigned long long)m->unmatched_recv,
+            (unsigned long long)m->wildcard, (unsigned long long)m->unfinished, (unsigned long long)T.untracked);
+    fprintf(f, ", \"clock\": {\"aligned_to\": \"rank 0\", \"algorithm\": \"HCA3 tree (src/common/sync.c)\", "
+               "\"residual_error_s\": %.9g, \"check_resolution_s\": %.9g, \"ticks\": \"%s\"}",
+            clock_error, clock_res, mbp_clock_name());
+#ifdef MB_SIMULATED /* scripts/simulate names the platform */
+    fputs(", \"simulated\": true, \"platform\": ", f);
+    getenv("MPIMB_PLATFORM") ? mb_json_str(f, getenv("MPIMB_PLATFORM")) : (void)fputs("null", f);
+#else
+    fputs(", \"simulated\": false", f);
+#endif
+    write_stretches(f);
+    fprintf(f, "}}\n");
+}
+
+/* The events of every rank are rank 0's ns; ev sorted by t0 per rank.  Matching first, then the file:
+ * every rank's events, the messages' flows, otherData. */
+static int write_json(FILE *f, struct rank_data *R, int P, double clock_error, double clock_res,
+                      const char *profile_run_id)
+{
+    struct match m;
+    match(&m, R, P);
+    fprintf(f, "{\"traceEvents\": [\n");
+    int first = 1;
+    long async_id = 0;
+    for (int r = 0; r < P; r++) write_rank(f, &R[r], r, m.done_at[r], &async_id, &first);
+    write_flows(f, &m, &first);
+    write_other(f, R, P, &m, clock_error, clock_res, profile_run_id);
+    match_free(&m, P);
     return ferror(f);
 }
 

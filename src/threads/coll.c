@@ -76,7 +76,7 @@ static int coll_check(void *state, long it, char *msg, size_t len)
 
 void thr_coll(struct thr *th)
 {
-    static const char *const names[4] = {"allreduce-concurrent", "allreduce-sequential", "bcast-concurrent",
+    static const char *const names[COLL_NMETH] = {"allreduce-concurrent", "allreduce-sequential", "bcast-concurrent",
                                          "bcast-sequential"};
     struct mb_run *run = th->run;
     struct coll c = {.team = th->team, .T = th->T, .rank = run->rank, .nprocs = run->nprocs,
@@ -88,7 +88,7 @@ void thr_coll(struct thr *th)
         c.sbuf[t] = mb_alloc((size_t)c.count * 8);
         c.rbuf[t] = mb_alloc((size_t)c.count * 8);
     }
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < COLL_NMETH; m++) {
         c.op = m / 2;
         c.concurrent = m % 2 == 0;
         struct mb_row row;

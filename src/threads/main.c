@@ -167,6 +167,35 @@ static void placement_meta(struct thr *c)
     free(all);
 }
 
+/* The rows test t makes over the plan: the sizes it sweeps times its variants, or its methods. */
+static int rows_of(const struct thr *c, int t)
+{
+    int nvar = 0, nplace = 0;
+    for (int v = 0; v < MT_NVAR; v++) nvar += thr_mt_variant(c, v);
+    for (int p = 0; p < MB_NPLACE; p++) nplace += (int)(c->placement >> p & 1);
+    switch (t) {
+    case T_OVH_LAT: return c->nsizes;
+    case T_LAT_MT: return c->nsizes * nvar;
+    case T_BW_MT:
+    case T_RATE_MT: return nvar; /* at one size: --long-size, --short-size */
+    case T_SHORT_LONG: return SL_NMETH;
+    case T_OVERLAP: return OV_NMETH + PL_NMETH * nplace; /* the methods, then the placement study's */
+    case T_COLL_MT: return COLL_NMETH;
+    case T_MASTER_WORKER: return MW_NMETH * (c->nworkers > 0 ? c->nworkers : 1);
+    default: return 1; /* overhead-bw: at --long-size */
+    }
+}
+
+/* What the run measures, with the options resolved: the sizes (c->sizes, the sweeping tests iterate them),
+ * and the rows of the selected tests, counted from the plan once: the progress line's total. */
+static int plan(struct thr *c)
+{
+    c->nsizes = mb_sizes(&c->run->opts, c->sizes);
+    int n = 0;
+    for (int t = 0; t < NTESTS; t++) n += (sel_tests >> t & 1) ? rows_of(c, t) : 0;
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     struct mb_run *run = mb_init(&argc, &argv, &program);
@@ -205,7 +234,7 @@ int main(int argc, char **argv)
     if (c.mteam && mb_team_size(c.mteam) > slots) slots = mb_team_size(c.mteam);
     MPI_Allreduce(&slots, &c.cpu_slots, 1, MPI_INT, MPI_MAX, run->world);
 
-    run->ntotal = thr_count_rows(&c, sel_tests);
+    run->ntotal = plan(&c);
     for (int j = 0; j < NTESTS; j++) { /* --order shuffle: the tests (and the *-mt variants) */
         const int t = mb_order(run, 0, NTESTS, j, 0);
         if (!(sel_tests >> t & 1)) continue;

@@ -11,6 +11,7 @@
 /* Methods, in the order overlap.c runs them; M_SERIAL is the placement
  * study's baseline (exchange, then computation, one thread). */
 enum { M_COMM, M_COMPUTE, M_PLAIN, M_THREAD_TEST, M_THREAD_WAIT, NMETH, M_SERIAL = NMETH };
+_Static_assert((int)NMETH == (int)OV_NMETH, "threads.h's count of overlap's methods");
 
 struct ov {
     struct mb_team *team;

@@ -169,9 +169,10 @@ static void measure(struct thr *c, struct p2p *p, struct mb_row *row, struct mb_
 void thr_overhead(struct thr *c, int bw)
 {
     struct mb_run *run = c->run;
-    size_t lo = bw ? c->long_size : run->opts.size_min, hi = bw ? c->long_size : run->opts.size_max;
+    const size_t *sizes = bw ? &c->long_size : c->sizes;
     struct mb_sweep sw = {0};
-    for (size_t b = lo; b <= hi; b = mb_next_size(b)) {
+    for (int j = 0; j < (bw ? 1 : c->nsizes); j++) {
+        size_t b = sizes[j];
         struct mb_row row;
         mb_row_init(&row, thr_test_names[bw ? T_OVH_BW : T_OVH_LAT], mb_thread_level_name(run->thread_level_req));
         snprintf(row.comm, sizeof row.comm, "shared");
@@ -202,7 +203,7 @@ void thr_overhead(struct thr *c, int bw)
  * threads with one communicator each, processes with one thread each. */
 static void mt_one(struct thr *c, int test, int variant, size_t b, struct mb_sweep *sw)
 {
-    static const char *const names[3] = {"threads-tags", "threads-comms", "processes"};
+    static const char *const names[MT_NVAR] = {"threads-tags", "threads-comms", "processes"};
     struct mb_run *run = c->run;
     int T = c->T, procs = variant == 2;
     struct mb_row row;
@@ -249,16 +250,13 @@ static void mt_one(struct thr *c, int test, int variant, size_t b, struct mb_swe
 void thr_mt(struct thr *c, int test)
 {
     struct mb_run *run = c->run;
-    size_t lo = test == T_LAT_MT ? run->opts.size_min : test == T_BW_MT ? c->long_size : c->short_size;
-    size_t hi = test == T_LAT_MT ? run->opts.size_max : lo;
-    struct mb_sweep sw[3] = {{0}}; /* latency-mt sweeps sizes, one per variant */
-    int zi = 0;
-    for (size_t b = lo; b <= hi; b = mb_next_size(b)) {
-        mb_order(run, 1, 64, zi++, 1); /* sizes keep their order; variants shuffle within each */
-        for (int j = 0; j < 3; j++) {
-            const int v = mb_order(run, 2, 3, j, 0);
-            if (v == 2 || (v == 0 ? c->pair_tags : c->pair_comms))
-                mt_one(c, test, v, b, test == T_LAT_MT ? &sw[v] : NULL);
+    const size_t *sizes = test == T_LAT_MT ? c->sizes : test == T_BW_MT ? &c->long_size : &c->short_size;
+    struct mb_sweep sw[MT_NVAR] = {{0}}; /* latency-mt sweeps sizes, one per variant */
+    for (int zi = 0; zi < (test == T_LAT_MT ? c->nsizes : 1); zi++) {
+        mb_order(run, 1, 64, zi, 1); /* sizes keep their order; variants shuffle within each */
+        for (int j = 0; j < MT_NVAR; j++) {
+            const int v = mb_order(run, 2, MT_NVAR, j, 0);
+            if (thr_mt_variant(c, v)) mt_one(c, test, v, sizes[zi], test == T_LAT_MT ? &sw[v] : NULL);
         }
     }
 }
@@ -322,7 +320,7 @@ static int sl_check(void *state, long it, char *msg, size_t len)
 void thr_short_long(struct thr *c)
 {
     struct mb_run *run = c->run;
-    for (int with = 0; with < 2; with++) {
+    for (int with = 0; with < SL_NMETH; with++) {
         struct mb_row row;
         mb_row_init(&row, thr_test_names[T_SHORT_LONG], with ? "with-long" : "alone");
         snprintf(row.comm, sizeof row.comm, "shared");

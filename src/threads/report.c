@@ -7,24 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int thr_count_rows(const struct thr *c, unsigned long tests)
-{
-    const struct mb_opts *o = &c->run->opts;
-    int nsizes = 0, nvar = c->pair_tags + c->pair_comms + 1;
-    for (size_t b = o->size_min; b <= o->size_max; b = mb_next_size(b)) nsizes++;
-    static const int per[NTESTS] = {-1, 1, -2, -3, -3, 2, 5, 4, 0};
-    int n = 0;
-    for (int t = 0; t < NTESTS; t++) {
-        if (!(tests >> t & 1)) continue;
-        n += per[t] == -1 ? nsizes : per[t] == -2 ? nsizes * nvar : per[t] == -3 ? nvar : per[t];
-    }
-    int nplace = 0;
-    for (int p = 0; p < MB_NPLACE; p++) nplace += (int)(c->placement >> p & 1);
-    if (tests >> T_OVERLAP & 1) n += PL_NMETH * nplace;
-    if (tests >> T_MASTER_WORKER & 1) n += MW_NMETH * (c->nworkers > 0 ? c->nworkers : 1);
-    return n;
-}
-
 const struct mb_row *thr_find(const struct mb_run *run, const char *test, const char *method, long long bytes,
                               const char *params)
 {

@@ -23,6 +23,9 @@ enum { THR_TESTS(THR_TEST_ENUM) NTESTS };
 extern const char *const thr_test_names[NTESTS];
 /* Whether a row's test column names test t. */
 static inline int thr_test_is(const char *test, int t) { return !strcmp(test, thr_test_names[t]); }
+/* Each test's methods (its rows, but for the sizes it sweeps), counted once: the plan (main.c) counts rows
+ * from them.  The *-mt tests' variants: threads-tags, threads-comms, processes (thr_mt_variant: --pairing). */
+enum { MT_NVAR = 3, SL_NMETH = 2 /* alone, with-long */, OV_NMETH = 5 /* overlap.h */, COLL_NMETH = 4 };
 enum { MW_NMETH = 3 };
 extern const char *const thr_mw_names[MW_NMETH]; /* mpi-only comm-threads worker-overlap */
 enum { PL_NMETH = 3 };
@@ -31,6 +34,8 @@ extern const char *const thr_pl_names[PL_NMETH]; /* serial comm-thread spmd */
 /* What every test sees: the run, the options, the team, the communicators. */
 struct thr {
     struct mb_run *run;
+    size_t sizes[MB_MAX_SIZES]; /* the plan: the sizes overhead-latency and latency-mt sweep (-m) */
+    int nsizes;
     struct mb_team *team;
     int T;                  /* --threads */
     int pair_tags, pair_comms; /* --pairing */
@@ -66,6 +71,8 @@ const char *thr_level_short(const struct thr *c, int need, char *buf, size_t len
 /* The pair of the two-party tests: rank 0 (role 0) and rank N/2 (role 1);
  * every other rank gets role -1. */
 void thr_pair(const struct mb_run *run, int *role, int *partner);
+/* Whether variant v (0 threads-tags, 1 threads-comms, 2 processes) of the *-mt tests runs (--pairing). */
+static inline int thr_mt_variant(const struct thr *c, int v) { return v == 2 || (v == 0 ? c->pair_tags : c->pair_comms); }
 
 /* mb_measure, with CPU time: row->cpu_pct is rank 0's threads' CPU time over
  * their wall time in every call of the kernel (team: this rank's team), and
@@ -84,7 +91,6 @@ void thr_short_long(struct thr *c);
 void thr_overlap(struct thr *c);
 void thr_coll(struct thr *c);
 void thr_master_worker(struct thr *c);
-int thr_count_rows(const struct thr *c, unsigned long tests);
 
 void thr_report(const struct thr *c);
 /* The stdout tables of the two studies (report_study.c). */
