@@ -34,6 +34,7 @@ static const char *extents_arg;   /* --extents AxB[xC] */
 static long extents[MAXDIM];      /* parsed; extents[0] = 0: from --count */
 static const char *const win_names[] = {"create", "allocate"};
 static long partitions; /* --partitions; 0: not given (DEFAULT_PARTITIONS) */
+static int phases, mock; /* --phases, --mock (docs/halo-phases.md) */
 
 static const struct mb_option options[] = {
     {"count", 'c', MB_OPT_INT, &count, 1, MAXCOUNT, NULL,
@@ -69,6 +70,10 @@ static const struct mb_option options[] = {
      PARTITIONED ": the parts each face is split into, marked ready one by one with MPI_Pready, as threads "
      "filling it would; must divide every face (4)"},
     {"unsafe", 0, MB_OPT_FLAG, &unsafe, 0, 0, NULL, "allow the deliberately unsafe method " NAIVE " (may deadlock)"},
+    {"phases", 0, MB_OPT_FLAG, &phases, 0, 0, NULL,
+     "time the phases of every exchange: post receives, pack and post sends, wait, unpack (docs/halo-phases.md)"},
+    {"mock", 0, MB_OPT_FLAG, &mock, 0, 0, NULL,
+     "--layout array: pack and unpack but send nothing, to see whether packing or the network dominates"},
     {0},
 };
 
@@ -145,6 +150,17 @@ static const char *parse_extents(void)
     return halo_array_extents((int)ndims, 0, extents, out);
 }
 
+/* --mock packs and unpacks around no communication: only where halocompare packs (docs/halo-phases.md). */
+static const char *validate_mock(void)
+{
+    if (!mock) return NULL;
+    if (layout != LAYOUT_ARRAY) return "--mock needs --layout array (separate buffers are not packed: nothing to time)";
+    if (sel_packing & 1u << PACK_DATATYPE && sel_packing != ~0ul)
+        return "--mock cannot mock --packing datatype (the MPI library packs inside the call it skips)";
+    if (sel_tests && sel_tests != ~0ul && !(sel_tests & 1)) return "--mock mocks the halo test: add --tests halo";
+    return NULL;
+}
+
 static const char *validate_layout(void)
 {
     if (layout != LAYOUT_ARRAY) {
@@ -169,6 +185,7 @@ static const char *validate(void)
     static char msg[128];
     int st[2], ns = stencils_of((int)ndims, st);
     const char *why = validate_layout();
+    if (!why) why = validate_mock();
     if (why) return why;
     if (!unsafe && sel_methods != ~0ul && (sel_methods >> naive_index() & 1))
         return "--methods " NAIVE " needs --unsafe (it deadlocks above the eager limit)";
@@ -256,11 +273,14 @@ static int check(void *state, long it, char *msg, size_t len)
 static void method_run(void *state, long iters)
 {
     struct call *c = state;
+    halo_phases_start(c->h);
     if (c->h->arr)
         halo_array_run(c->h, c->m, iters);
     else
         c->m->run(c->h, iters);
 }
+
+static void phases_of(void *state, double *secs) { halo_phases_take(((struct call *)state)->h, secs); }
 
 /* One interior process sends to all its neighbours, nobody else sends. */
 static void one_sender_run(void *state, long iters)
@@ -338,6 +358,7 @@ enum { SWEEPS = 64 * NPACK };
 struct member {
     struct halo h;
     struct call c;
+    struct halo_phases ph; /* --phases */
 };
 
 static void measure_group(struct mb_run *run, struct mb_kernel *k, struct mb_row *rows, int n)
@@ -429,6 +450,9 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
 #endif
             if (halo_method_in(halo_partitioned_methods, methods[i]->name))
                 mb_param(row, "partitions", "%d", base->partitions);
+            if (mock) mb_param(row, "mock", "yes");
+            const char *no_phases = phases && !mock ? methods[i]->no_phases : NULL; /* mock: only pack, unpack */
+            if (no_phases) mb_param(row, "phase_na", "%s", no_phases);
             row->sent_bytes = sent;
             memcpy(row->order, run->order_path, sizeof row->order);
             mb_begin(run, row);
@@ -454,8 +478,16 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
                 continue;
             }
             x->c = (struct call){&x->h, methods[i], -1};
-            k[n] = (struct mb_kernel){.state = &x->c, .comm = x->h.comm, .run = method_run, .fill = fill,
-                                      .check = check, .sweep = &sw[ck][j]};
+            x->h.mock = mock;
+            x->h.ph = phases && !no_phases ? &x->ph : NULL;
+            /* --mock sends nothing: the ghost cells keep what the buffers held, nothing to verify */
+            k[n] = (struct mb_kernel){.state = &x->c, .comm = x->h.comm, .run = method_run, .fill = mock ? NULL : fill,
+                                      .check = mock ? NULL : check, .sweep = &sw[ck][j]};
+            if (x->h.ph) {
+                k[n].nphases = NPH;
+                k[n].phase_names = halo_phase_names;
+                k[n].phases = phases_of;
+            }
             n++;
         }
     }
@@ -611,7 +643,7 @@ static void plan(struct mb_run *run, struct plan *pl)
     if (!sel_methods) sel_methods = (1ul << nmethods) - 1;
     if (!sel_comms) sel_comms = (1ul << NCOMM) - 1;
     if (!sel_tests || sel_tests == ~0ul) sel_tests = layout == LAYOUT_ARRAY ? 5 : 3;
-    if (!sel_packing) sel_packing = ~0ul;
+    if (!sel_packing) sel_packing = mock ? ~(1ul << PACK_DATATYPE) : ~0ul; /* --mock: the packings it can mock */
     sel_methods &= (1ul << nmethods) - 1;
     if (!unsafe) sel_methods &= ~(1ul << naive_index());
     pl->nnbrs = 0; /* the stencils to run */
@@ -729,6 +761,7 @@ static void report(struct mb_run *run, const struct plan *pl, const struct halo 
         halo_array_report(run, grid);
     else if (run->rank == 0)
         halo_report(run, cart_note, rma_line, grid);
+    if (run->rank == 0 && phases) halo_phase_report(run);
 }
 
 /* options -> plan -> buffers -> measure (per periodicity; the packing tests) -> report */
@@ -736,6 +769,7 @@ int main(int argc, char **argv)
 {
     collect_choices();
     struct mb_run *run = mb_init(&argc, &argv, &program);
+    if (mock && run->opts.overlap > 0) mb_usage_error(run, "--mock has no communication for --overlap to hide computation behind");
     struct plan pl;
     plan(run, &pl);
     struct halo h = {.win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};
