@@ -228,6 +228,12 @@ def split_measured(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(params=kept, **cols)
 
 
+def mocked(params: pd.Series) -> pd.Series:
+    """Whether each row is a halocompare --mock row (mock=yes: packed and unpacked, nothing sent;
+    docs/halo-phases.md): never an exchange to compare with others."""
+    return param_values(params, "mock") == "yes"
+
+
 def split_overlap(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(d's ordinary rows, its --overlap rows: those with an overlap share, split_measured)."""
     o = d["overlap_pct"].notna().to_numpy() if "overlap_pct" in d else np.zeros(len(d), bool)

@@ -32,7 +32,7 @@ import pandas as pd
 
 from . import __version__, schema
 from .judge import RULE, Judgement, judgement, one_launch
-from .keys import LAYOUT, MACHINE, param_numbers, param_values, split_overlap, without_param
+from .keys import LAYOUT, MACHINE, mocked, param_numbers, param_values, split_overlap, without_param
 from .load import groups
 from .programs.halocompare import (
     PERSISTENT,
@@ -60,7 +60,7 @@ def halo_rows(df: pd.DataFrame) -> pd.DataFrame:
     --overlap), with columns dims, data_layout (buffers | array), packing and settings (the other params)."""
     h = split_overlap(df)[0]
     h = h[(h["program"] == "halocompare") & (h["test"] == "halo") & ~h["na"].to_numpy(bool)
-          & (param_values(h["params"], "mock") != "yes").to_numpy()  # --mock rows exchange nothing
+          & ~mocked(h["params"]).to_numpy()  # --mock rows exchange nothing
           & ~h["failed"].to_numpy(bool) & np.isfinite(h["time_median_s"].to_numpy(float))
           & (h["time_median_s"].to_numpy(float) > 0)]
     if h.empty:

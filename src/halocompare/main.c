@@ -35,6 +35,7 @@ static long extents[MAXDIM];      /* parsed; extents[0] = 0: from --count */
 static const char *const win_names[] = {"create", "allocate"};
 static long partitions; /* --partitions; 0: not given (DEFAULT_PARTITIONS) */
 static int phases, mock; /* --phases, --mock (docs/halo-phases.md) */
+static int phases_cost;  /* --phases-cost: every test twice, without and with phase timing, interleaved */
 
 static const struct mb_option options[] = {
     {"count", 'c', MB_OPT_INT, &count, 1, MAXCOUNT, NULL,
@@ -72,6 +73,9 @@ static const struct mb_option options[] = {
     {"unsafe", 0, MB_OPT_FLAG, &unsafe, 0, 0, NULL, "allow the deliberately unsafe method " NAIVE " (may deadlock)"},
     {"phases", 0, MB_OPT_FLAG, &phases, 0, 0, NULL,
      "time the phases of every exchange: post receives, pack and post sends, wait, unpack (docs/halo-phases.md)"},
+    {"phases-cost", 0, MB_OPT_FLAG, &phases_cost, 0, 0, NULL,
+     "what --phases costs here: every halo test twice in its group, phases=off and phases=on, paired round by round "
+     "(bench/README.md)"},
     {"mock", 0, MB_OPT_FLAG, &mock, 0, 0, NULL,
      "--layout array: pack and unpack but send nothing, to see whether packing or the network dominates"},
     {0},
@@ -417,7 +421,8 @@ static void run_overlap(struct mb_run *run, struct member *mem, const struct mb_
 static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int ncks, int meth,
                       struct mb_sweep (*sw)[SWEEPS])
 {
-    int npk = layout == LAYOUT_ARRAY ? NPACK : 1, cap = ncks * nmethods * npk, n = 0;
+    /* --phases-cost: each test twice (copy 0 without phases, 1 with), the innermost part of j */
+    int npk = layout == LAYOUT_ARRAY ? NPACK : 1, nc = 1 + phases_cost, cap = ncks * nmethods * npk * nc, n = 0;
     struct member *mem = calloc((size_t)cap, sizeof *mem);
     struct mb_kernel *k = calloc((size_t)cap, sizeof *k);
     struct mb_row *rows = calloc((size_t)cap, sizeof *rows);
@@ -425,9 +430,9 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
         const int ck = cks[a];
         struct halo *base = &hc[ck];
         double sent = sent_bytes(base);
-        for (int j = 0; j < nmethods * npk; j++) {
+        for (int j = 0; j < nmethods * npk * nc; j++) {
             /* --layout array: every method with every packing (pk), which is j's inner part */
-            const int i = j / npk, pk = npk > 1 ? j % npk : -1;
+            const int i = j / nc / npk, pk = npk > 1 ? j / nc % npk : -1, timed = phases || j % nc;
             if (!(sel_methods >> i & 1) || (meth >= 0 && i != meth) || (pk >= 0 && !(sel_packing >> pk & 1)))
                 continue;
             /* the row's place in the fixed order: communicator (depth 1) and method (depth 4) */
@@ -451,7 +456,8 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
             if (halo_method_in(halo_partitioned_methods, methods[i]->name))
                 mb_param(row, "partitions", "%d", base->partitions);
             if (mock) mb_param(row, "mock", "yes");
-            const char *no_phases = phases && !mock ? methods[i]->no_phases : NULL; /* mock: only pack, unpack */
+            const char *no_phases = timed && !mock ? methods[i]->no_phases : NULL; /* mock: only pack, unpack */
+            if (phases_cost) mb_param(row, "phases", "%s", j % nc ? "on" : "off");
             if (no_phases) mb_param(row, "phase_na", "%s", no_phases);
             row->sent_bytes = sent;
             memcpy(row->order, run->order_path, sizeof row->order);
@@ -479,7 +485,7 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
             }
             x->c = (struct call){&x->h, methods[i], -1};
             x->h.mock = mock;
-            x->h.ph = phases && !no_phases ? &x->ph : NULL;
+            x->h.ph = timed && !no_phases ? &x->ph : NULL;
             /* --mock sends nothing: the ghost cells keep what the buffers held, nothing to verify */
             k[n] = (struct mb_kernel){.state = &x->c, .comm = x->h.comm, .run = method_run, .fill = mock ? NULL : fill,
                                       .check = mock ? NULL : check, .sweep = &sw[ck][j]};
@@ -653,7 +659,8 @@ static void plan(struct mb_run *run, struct plan *pl)
     pl->last_p = periodic_choice == 0 ? 0 : 1;
     int nblocks = pl->last_p - pl->first_p + 1, nsizes = pl->nsizes, nnbrs = pl->nnbrs;
     int npack = layout == LAYOUT_ARRAY ? popcount(sel_packing & ((1ul << NPACK) - 1)) : 1;
-    run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) * npack : 0;
+    run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) * npack
+                                       * (1 + phases_cost) : 0;
     run->ntotal += (sel_tests & 2) ? nblocks * nnbrs * nsizes : 0;
     run->ntotal += (sel_tests & 4) ? nnbrs * nsizes * 3 : 0;
 }
@@ -761,7 +768,7 @@ static void report(struct mb_run *run, const struct plan *pl, const struct halo 
         halo_array_report(run, grid);
     else if (run->rank == 0)
         halo_report(run, cart_note, rma_line, grid);
-    if (run->rank == 0 && phases) halo_phase_report(run);
+    if (run->rank == 0 && (phases || phases_cost)) halo_phase_report(run);
 }
 
 /* options -> plan -> buffers -> measure (per periodicity; the packing tests) -> report */

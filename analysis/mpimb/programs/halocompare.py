@@ -27,7 +27,15 @@ from ..judge import (
     spread,
     stencil,
 )
-from ..keys import param_numbers, param_values, params_note, split_overlap, with_variant, without_param
+from ..keys import (
+    mocked,
+    param_numbers,
+    param_values,
+    params_note,
+    split_overlap,
+    with_variant,
+    without_param,
+)
 from ..load import groups
 from ..plotting import COLORS, Plot, bytes_axis, hsl, log_y, per_test, pyplot, save
 from ..render import (
@@ -444,7 +452,7 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
                     f"method's time){where}", s, "method", "exchange")
         if f:
             out.append(("overlap", f))
-    h = m[m["test"] == "halo"]
+    h = m[(m["test"] == "halo") & ~mocked(m["params"])]  # --mock rows exchange nothing: no method to judge
     one = m[m["test"] == "one-sender"]
     nprocs = float(h["nprocs"].max()) if len(h) else math.nan
     # two processes on a non-periodic 2×1 grid: every stencil is one message to the other process, so 4 and 8
