@@ -75,6 +75,22 @@ def test_mock(lib: str, tmp_path: Path) -> None:
     assert "best method" not in report("findings", out)  # every method's mock does the same: nothing to judge
 
 
+def test_phases_cost_pairs(tmp_path: Path) -> None:
+    """--phases-cost: every test twice in one group, phases=off (no phases) and phases=on (its phases), so that
+    the rounds file pairs them round by round (bench/phases/run)."""
+    out = tmp_path / "c.csv"
+    r = run_mpi("mpich", 2, "halocompare", *QUICK, "--phases-cost", "--methods", "irecv-isend,sendrecv", out=out)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = measured(out)
+    mode = rows["params"].str.extract(r"(?:^|;)phases=(\w+)")[0]
+    assert mode.value_counts().to_dict() == {"off": 4, "on": 4}  # 2 methods x 2 stencils, each off and on
+    assert rows.loc[mode == "off", "phase_wait_s"].isna().all() and rows.loc[mode == "off", "phase_na"].isna().all()
+    on = rows[(mode == "on") & (rows["method"] == "irecv-isend")]
+    assert on["phase_wait_s"].notna().all()
+    rounds = pd.read_csv(tmp_path / "c-rounds.csv")
+    assert rounds.groupby("group")["row"].nunique().eq(4).all()  # a stencil's four tests: one group
+
+
 @needs_smpi
 def test_phases_add_up_exact(tmp_path: Path) -> None:
     """Simulated time is exact: each repetition's phases add up to its time, so their medians do too (every
