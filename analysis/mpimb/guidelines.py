@@ -35,7 +35,7 @@ import pandas as pd
 from . import schema
 from .judge import ORDERING_METHOD, Finding, Judgement, judgements
 from .judge import _launches as launches_of
-from .keys import KEYS, MACHINE, param_values, split_overlap, without_param
+from .keys import KEYS, MACHINE, mocked, param_values, split_overlap, without_param
 from .load import Run, groups, rel
 from .render import fmt_bytes
 
@@ -196,7 +196,7 @@ def _simple(d: pd.DataFrame, sel_a: pd.Series, sel_b: pd.Series, on: list[str], 
 
 
 def _halo(d: pd.DataFrame) -> pd.DataFrame:
-    return d[(d["program"] == "halocompare") & (d["test"] == "halo")]
+    return d[(d["program"] == "halocompare") & (d["test"] == "halo") & ~mocked(d["params"])]  # --mock: no exchange
 
 
 def _halo_methods(a: str, b: str) -> Callable[[pd.DataFrame, dict[str, Any]], Outcome]:

@@ -222,10 +222,17 @@ def split_measured(df: pd.DataFrame) -> pd.DataFrame:
         return df.assign(**{k: np.nan for k in keys})
     codes, uniq = _distinct(df["params"])
     parsed = [{} if schema.params_problem(u) else schema.parse_params(u) for u in uniq]
-    cols = {k: _spread([d.get(k, "") for d in parsed], codes, df.index, numeric=True) for k in keys}
+    text = schema.measured_text_params()
+    cols = {k: _spread([d.get(k, "") for d in parsed], codes, df.index, numeric=k not in text) for k in keys}
     kept = _spread([";".join(f"{k}={v}" for k, v in d.items() if k not in keys) if d else u
                     for u, d in zip(uniq, parsed)], codes, df.index)
     return df.assign(params=kept, **cols)
+
+
+def mocked(params: pd.Series) -> pd.Series:
+    """Whether each row is a halocompare --mock row (mock=yes: packed and unpacked, nothing sent;
+    docs/halo-phases.md): never an exchange to compare with others."""
+    return param_values(params, "mock") == "yes"
 
 
 def split_overlap(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

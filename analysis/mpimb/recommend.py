@@ -32,10 +32,12 @@ import pandas as pd
 
 from . import __version__, schema
 from .judge import RULE, Judgement, judgement, one_launch
-from .keys import LAYOUT, MACHINE, param_numbers, param_values, split_overlap, without_param
+from .keys import LAYOUT, MACHINE, mocked, param_numbers, param_values, split_overlap, without_param
 from .load import groups
 from .programs.halocompare import (
     PERSISTENT,
+    PHASE_LABELS,
+    PHASES,
     best_per_packing,
     families,
     no_strided_face,
@@ -58,6 +60,7 @@ def halo_rows(df: pd.DataFrame) -> pd.DataFrame:
     --overlap), with columns dims, data_layout (buffers | array), packing and settings (the other params)."""
     h = split_overlap(df)[0]
     h = h[(h["program"] == "halocompare") & (h["test"] == "halo") & ~h["na"].to_numpy(bool)
+          & ~mocked(h["params"]).to_numpy()  # --mock rows exchange nothing
           & ~h["failed"].to_numpy(bool) & np.isfinite(h["time_median_s"].to_numpy(float))
           & (h["time_median_s"].to_numpy(float) > 0)]
     if h.empty:
@@ -318,6 +321,19 @@ class Range:
         return (f"{' ≈ '.join(self.shared[2])} ({p.margin_words(lambda r: str(r['comm']))}{self._at(b)}"
                 + (f", with {name(on)}" if on else "") + ")")
 
+    def why(self) -> dict[str, Any] | None:
+        """Where the time goes (--phases): the phases of the first option to use at the weakest size, seconds
+        per exchange and their shares in words; None where that row has no phases."""
+        r = self.weakest.method.use[0][0]
+        secs = {p: float(r.get(f"phase_{p}_s", math.nan)) for p in PHASES}
+        if not any(math.isfinite(v) for v in secs.values()):
+            return None
+        total = sum(v for v in secs.values() if math.isfinite(v))
+        shares = sorted(((v / total if total > 0 else 0.0, p) for p, v in secs.items() if math.isfinite(v)),
+                        reverse=True)
+        words = ", ".join(f"{PHASE_LABELS.get(p, p)} {100 * f:.0f} %" for f, p in shares)
+        return {**{f"{p}_s": _num(v) for p, v in secs.items()}, "words": f"{name(r)}: {words}"}
+
     def to_json(self) -> dict[str, Any]:
         z = self.weakest
 
@@ -333,7 +349,7 @@ class Range:
                 "strided_faces_crossed": self.strided(),
                 "communicator_use": self.shared[2] if z.comm else None,
                 "communicator": cm[1].to_json() if (cm := self.weakest_of("comm")) else None,
-                "communicator_note": z.comm_note or None, "rests_on": self.rests_on,
+                "communicator_note": z.comm_note or None, "rests_on": self.rests_on, "why": self.why(),
                 "sizes": [size(x) for x in self.sizes]}
 
 
@@ -401,12 +417,17 @@ def table(rs: list[Range], ctx: str = "") -> Table | None:
              r.weakest.method.margin_words() + (f" (at {fmt_bytes(r.weakest.bytes)} B, the weakest)"
                                                 if len(r.sizes) > 1 else ""),
              r.packing_words(), r.comm_words(), rests_text(r.rests_on)] for r in rs]
+    whys = [r.why() for r in rs]
+    head = HEADER
+    if any(whys):  # --phases: why the time is what it is (the phases of the option to use)
+        head = [*HEADER, "why: where the time goes"]
+        rows = [[*row, w["words"] if w else "—"] for row, w in zip(rows, whys)]
     notes = [(f"Judged by the one judge ({RULE}). 'a ≈ b': at no size of the range called slower than the fastest "
               "— use either. The margin: the fastest option against the fastest called slower, time ratio and its "
               "interval, at the range's weakest size. Options are judged on world (else the first communicator measured); "
               "the communicator on the first recommended option comparable across communicators."),
              "Machine-readable: mpimb-report recommend SET -o FILE.json (docs/report.md, \"Recommendation\")."]
-    return Table("Recommendation: the halo exchange to use" + (f" — {ctx}" if ctx else ""), HEADER, rows,
+    return Table("Recommendation: the halo exchange to use" + (f" — {ctx}" if ctx else ""), head, rows,
                  notes=notes, program="halocompare", keys=3)
 
 

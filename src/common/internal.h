@@ -32,6 +32,15 @@ void mb_compute_for(double seconds);
 void mb_compute_init(MPI_Comm world); /* --overlap: measures the computation's rate, once per run; collective */
 void mb_compute_set(double seconds);  /* what mb_compute does from now on (measure.c); 0: nothing */
 
+/* phases.c: the timing loop's hooks for a kernel's phases (mb_kernel.phases; nothing where it has none):
+ * take this rank's phases after a timed repetition of iters iterations that took t seconds here; after a
+ * batch of repetitions, keep each one's phases of the rank whose time was its sample (collective over
+ * k->comm); keep repetition i of the batch; into the row's params at the end (and forget the kernel). */
+void mb_phases_take(const struct mb_kernel *k, long iters, double t);
+void mb_phases_batch(const struct mb_kernel *k);
+void mb_phases_keep(const struct mb_kernel *k, long i);
+void mb_phases_finish(const struct mb_kernel *k, struct mb_row *row);
+
 /* run.c: the pieces of mb_init / mb_finish that libmpimb-prof.so reuses */
 char *mb_cmdline_json(int argc, char **argv); /* argv as a JSON array (malloc'd) */
 void mb_run_ids(struct mb_run *run);          /* label, run id, start time; collective */

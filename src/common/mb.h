@@ -124,7 +124,7 @@ struct mb_row {
     char comm[32];
     /* Every other setting that changes what is measured, canonical
      * "key=value;key=value" sorted by key (mb_param); empty where none. */
-    char params[512];
+    char params[1024];
     int order[MB_ORDER_DEPTH]; /* the row's place in --order fixed (harness-filled) */
     int neighbors, periodic, threads;
     long long bytes;
@@ -223,6 +223,14 @@ struct mb_kernel {
      * params get overlap, pure_s, cpu_s and overlap_pct (mb_overlap_pct of the three medians).  Starts by barrier. */
     double compute_s;
     int idle; /* this rank takes no part: left out of rank_min / rank_mean */
+    /* Phases (phases.c; halocompare --phases, docs/halo-phases.md): phases(state, secs) hands over this
+     * rank's seconds in each of the nphases phases since its last call (secs[nphases]) and resets them.  After
+     * each timed repetition the loop takes them, per iteration, from the rank whose time is the repetition's
+     * sample (the slowest), so they add up to it; the row's params get each phase's median and 95 % interval
+     * (phase_NAME_s, phase_NAME_lo_s, phase_NAME_hi_s).  NULL: no phases. */
+    int nphases;
+    const char *const *phase_names;
+    void (*phases)(void *state, double *secs);
     struct mb_sweep *sweep; /* NULL, or the size sweep this test is one size of */
 };
 
@@ -379,6 +387,22 @@ static inline int mb_sizes(const struct mb_opts *o, size_t sizes[MB_MAX_SIZES])
 }
 
 void *mb_alloc(size_t bytes); /* page-aligned, zeroed; exits 1 on failure */
+
+/* phases.c: the cheapest clock, for timing phases inside a timed region (four reads an iteration): the
+ * invariant TSC on x86-64 (bench/README.md, "Phases: what timing them costs"), else CLOCK_MONOTONIC; under
+ * SMPI MPI_Wtime (simulated time).  In ticks; mb_tick_seconds() is one tick's seconds (calibrated once,
+ * against MPI_Wtime, on the first call). */
+#if defined(__x86_64__) && !defined(MB_SIMULATED)
+static inline uint64_t mb_ticks(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+}
+#else
+uint64_t mb_ticks(void);
+#endif
+double mb_tick_seconds(void);
 
 /* overlap.c: computation to overlap with communication (--overlap).  A
  * program calls mb_compute() between starting a nonblocking operation and

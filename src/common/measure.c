@@ -51,6 +51,7 @@ static double compute_alone(double seconds, long iters)
 static double run_rep(const struct mb_kernel *k, long iters, double delay, double extra)
 {
     double t = run_once(k, iters);
+    mb_phases_take(k, iters, t);
     if (delay > 0) t += mb_busy(delay * t);
     return extra > 0 ? t + mb_busy(extra) : t;
 }
@@ -429,6 +430,7 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
         /* a repetition's time is the slowest rank's; reduced outside the timed region.
          * A repetition some rank started late is LATE longer here, on every rank. */
         MPI_Allreduce(loc, got, (int)(ext + 2 + n), MPI_DOUBLE, MPI_MAX, comm);
+        for (int j = 0; j < n; j++) mb_phases_batch(m[j].k);
         elapsed = got[ext];
         start = got[ext + 1] + 2 * W + 50e-6;
         long v = 0;
@@ -457,6 +459,7 @@ static void repeat(struct mb_run *run, struct member *m, int n, double t0, int w
                 x->all[nk + v] = g;
                 x->mine[nk + v] = l;
                 x->pos[nk + v] = x->pos[nk + i];
+                mb_phases_keep(x->k, i);
             }
             v++;
         }
@@ -553,6 +556,7 @@ static void finish(struct mb_run *run, struct member *m, const struct outcome *r
         row->sync_error = sync_error;
     }
     if (run->rank == 0) mb_sync_count(r->window, r->rejected);
+    mb_phases_finish(k, row);
     mb_trace_test(run, k, row); /* --trace: a few more iterations under the profiler's trace */
     struct mb_sweep *sw = k->sweep;
     if (sw) { /* a member of a group is charged its budget's share of the group's time */

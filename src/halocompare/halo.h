@@ -37,7 +37,34 @@ struct halo {
     int win_flavor;      /* RMA: HALO_WIN_CREATE or HALO_WIN_ALLOCATE (--win) */
     unsigned rma_assert; /* RMA: HALO_ASSERT_* bits (--assert) */
     int partitions;      /* partitioned: parts per face (--partitions) */
+    struct halo_phases *ph; /* --phases: this test's phase clocks; NULL: off */
+    int mock;               /* --mock: pack and unpack, no communication (array.c) */
 };
+
+/* --phases (phases.c, docs/halo-phases.md): every exchange in four phases, each ended by halo_phase()
+ * (a clock read) where the method's code moves from one to the next; the time since the previous mark
+ * goes to the phase that ends.  A method may end a phase several times (phased: one colour's sends, then
+ * its waits) or never (a phase it does not have takes no time). */
+enum { PH_POST, PH_SEND, PH_WAIT, PH_UNPACK, NPH };
+struct halo_phases {
+    uint64_t last, ticks[NPH];
+};
+static inline void halo_phase(struct halo *h, int phase)
+{
+    struct halo_phases *f = h->ph;
+    if (!f) return; /* --phases off: one well-predicted branch */
+    uint64_t t = mb_ticks();
+    f->ticks[phase] += t - f->last;
+    f->last = t;
+}
+/* At the start of a kernel's run: the phases count from here. */
+void halo_phases_start(struct halo *h);
+/* What the kernel's phases hook (mb_kernel.phases) hands over: the seconds of each phase since the last
+ * halo_phases_start; and the phases' names (params phase_NAME_s). */
+void halo_phases_take(struct halo *h, double *secs);
+extern const char *const halo_phase_names[NPH];
+/* rank 0: the phase table (--phases): every halo row's phases per exchange beside its time */
+void halo_phase_report(const struct mb_run *run);
 
 enum { HALO_WIN_CREATE, HALO_WIN_ALLOCATE };
 enum { HALO_ASSERT_NOPRECEDE = 1, HALO_ASSERT_NOSUCCEED = 2, HALO_ASSERT_NOCHECK = 4 };
@@ -52,6 +79,7 @@ struct halo_method {
     const char *(*setup)(struct halo *); /* NULL, or why the method is n/a here */
     void (*run)(struct halo *, long iters);
     void (*teardown)(struct halo *);
+    const char *no_phases; /* NULL, or why its phases cannot be told apart (--phases: the row's phase_na) */
 };
 
 extern const struct halo_method halo_p2p_methods[];      /* p2p.c, ends with {0} */

@@ -34,6 +34,8 @@ static const char *extents_arg;   /* --extents AxB[xC] */
 static long extents[MAXDIM];      /* parsed; extents[0] = 0: from --count */
 static const char *const win_names[] = {"create", "allocate"};
 static long partitions; /* --partitions; 0: not given (DEFAULT_PARTITIONS) */
+static int phases, mock; /* --phases, --mock (docs/halo-phases.md) */
+static int phases_cost;  /* --phases-cost: every test twice, without and with phase timing, interleaved */
 
 static const struct mb_option options[] = {
     {"count", 'c', MB_OPT_INT, &count, 1, MAXCOUNT, NULL,
@@ -69,6 +71,13 @@ static const struct mb_option options[] = {
      PARTITIONED ": the parts each face is split into, marked ready one by one with MPI_Pready, as threads "
      "filling it would; must divide every face (4)"},
     {"unsafe", 0, MB_OPT_FLAG, &unsafe, 0, 0, NULL, "allow the deliberately unsafe method " NAIVE " (may deadlock)"},
+    {"phases", 0, MB_OPT_FLAG, &phases, 0, 0, NULL,
+     "time the phases of every exchange: post receives, pack and post sends, wait, unpack (docs/halo-phases.md)"},
+    {"phases-cost", 0, MB_OPT_FLAG, &phases_cost, 0, 0, NULL,
+     "what --phases costs here: every halo test twice in its group, phases=off and phases=on, paired round by round "
+     "(bench/README.md)"},
+    {"mock", 0, MB_OPT_FLAG, &mock, 0, 0, NULL,
+     "--layout array: pack and unpack but send nothing, to see whether packing or the network dominates"},
     {0},
 };
 
@@ -145,6 +154,17 @@ static const char *parse_extents(void)
     return halo_array_extents((int)ndims, 0, extents, out);
 }
 
+/* --mock packs and unpacks around no communication: only where halocompare packs (docs/halo-phases.md). */
+static const char *validate_mock(void)
+{
+    if (!mock) return NULL;
+    if (layout != LAYOUT_ARRAY) return "--mock needs --layout array (separate buffers are not packed: nothing to time)";
+    if (sel_packing & 1u << PACK_DATATYPE && sel_packing != ~0ul)
+        return "--mock cannot mock --packing datatype (the MPI library packs inside the call it skips)";
+    if (sel_tests && sel_tests != ~0ul && !(sel_tests & 1)) return "--mock mocks the halo test: add --tests halo";
+    return NULL;
+}
+
 static const char *validate_layout(void)
 {
     if (layout != LAYOUT_ARRAY) {
@@ -169,6 +189,7 @@ static const char *validate(void)
     static char msg[128];
     int st[2], ns = stencils_of((int)ndims, st);
     const char *why = validate_layout();
+    if (!why) why = validate_mock();
     if (why) return why;
     if (!unsafe && sel_methods != ~0ul && (sel_methods >> naive_index() & 1))
         return "--methods " NAIVE " needs --unsafe (it deadlocks above the eager limit)";
@@ -256,11 +277,14 @@ static int check(void *state, long it, char *msg, size_t len)
 static void method_run(void *state, long iters)
 {
     struct call *c = state;
+    halo_phases_start(c->h);
     if (c->h->arr)
         halo_array_run(c->h, c->m, iters);
     else
         c->m->run(c->h, iters);
 }
+
+static void phases_of(void *state, double *secs) { halo_phases_take(((struct call *)state)->h, secs); }
 
 /* One interior process sends to all its neighbours, nobody else sends. */
 static void one_sender_run(void *state, long iters)
@@ -338,6 +362,7 @@ enum { SWEEPS = 64 * NPACK };
 struct member {
     struct halo h;
     struct call c;
+    struct halo_phases ph; /* --phases */
 };
 
 static void measure_group(struct mb_run *run, struct mb_kernel *k, struct mb_row *rows, int n)
@@ -396,7 +421,8 @@ static void run_overlap(struct mb_run *run, struct member *mem, const struct mb_
 static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int ncks, int meth,
                       struct mb_sweep (*sw)[SWEEPS])
 {
-    int npk = layout == LAYOUT_ARRAY ? NPACK : 1, cap = ncks * nmethods * npk, n = 0;
+    /* --phases-cost: each test twice (copy 0 without phases, 1 with), the innermost part of j */
+    int npk = layout == LAYOUT_ARRAY ? NPACK : 1, nc = 1 + phases_cost, cap = ncks * nmethods * npk * nc, n = 0;
     struct member *mem = calloc((size_t)cap, sizeof *mem);
     struct mb_kernel *k = calloc((size_t)cap, sizeof *k);
     struct mb_row *rows = calloc((size_t)cap, sizeof *rows);
@@ -404,9 +430,9 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
         const int ck = cks[a];
         struct halo *base = &hc[ck];
         double sent = sent_bytes(base);
-        for (int j = 0; j < nmethods * npk; j++) {
+        for (int j = 0; j < nmethods * npk * nc; j++) {
             /* --layout array: every method with every packing (pk), which is j's inner part */
-            const int i = j / npk, pk = npk > 1 ? j % npk : -1;
+            const int i = j / nc / npk, pk = npk > 1 ? j / nc % npk : -1, timed = phases || j % nc;
             if (!(sel_methods >> i & 1) || (meth >= 0 && i != meth) || (pk >= 0 && !(sel_packing >> pk & 1)))
                 continue;
             /* the row's place in the fixed order: communicator (depth 1) and method (depth 4) */
@@ -429,6 +455,10 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
 #endif
             if (halo_method_in(halo_partitioned_methods, methods[i]->name))
                 mb_param(row, "partitions", "%d", base->partitions);
+            if (mock) mb_param(row, "mock", "yes");
+            const char *no_phases = timed && !mock ? methods[i]->no_phases : NULL; /* mock: only pack, unpack */
+            if (phases_cost) mb_param(row, "phases", "%s", j % nc ? "on" : "off");
+            if (no_phases) mb_param(row, "phase_na", "%s", no_phases);
             row->sent_bytes = sent;
             memcpy(row->order, run->order_path, sizeof row->order);
             mb_begin(run, row);
@@ -454,8 +484,16 @@ static void run_group(struct mb_run *run, struct halo *hc, const int *cks, int n
                 continue;
             }
             x->c = (struct call){&x->h, methods[i], -1};
-            k[n] = (struct mb_kernel){.state = &x->c, .comm = x->h.comm, .run = method_run, .fill = fill,
-                                      .check = check, .sweep = &sw[ck][j]};
+            x->h.mock = mock;
+            x->h.ph = timed && !no_phases ? &x->ph : NULL;
+            /* --mock sends nothing: the ghost cells keep what the buffers held, nothing to verify */
+            k[n] = (struct mb_kernel){.state = &x->c, .comm = x->h.comm, .run = method_run, .fill = mock ? NULL : fill,
+                                      .check = mock ? NULL : check, .sweep = &sw[ck][j]};
+            if (x->h.ph) {
+                k[n].nphases = NPH;
+                k[n].phase_names = halo_phase_names;
+                k[n].phases = phases_of;
+            }
             n++;
         }
     }
@@ -611,7 +649,7 @@ static void plan(struct mb_run *run, struct plan *pl)
     if (!sel_methods) sel_methods = (1ul << nmethods) - 1;
     if (!sel_comms) sel_comms = (1ul << NCOMM) - 1;
     if (!sel_tests || sel_tests == ~0ul) sel_tests = layout == LAYOUT_ARRAY ? 5 : 3;
-    if (!sel_packing) sel_packing = ~0ul;
+    if (!sel_packing) sel_packing = mock ? ~(1ul << PACK_DATATYPE) : ~0ul; /* --mock: the packings it can mock */
     sel_methods &= (1ul << nmethods) - 1;
     if (!unsafe) sel_methods &= ~(1ul << naive_index());
     pl->nnbrs = 0; /* the stencils to run */
@@ -621,7 +659,8 @@ static void plan(struct mb_run *run, struct plan *pl)
     pl->last_p = periodic_choice == 0 ? 0 : 1;
     int nblocks = pl->last_p - pl->first_p + 1, nsizes = pl->nsizes, nnbrs = pl->nnbrs;
     int npack = layout == LAYOUT_ARRAY ? popcount(sel_packing & ((1ul << NPACK) - 1)) : 1;
-    run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) * npack : 0;
+    run->ntotal = (sel_tests & 1) ? nblocks * popcount(sel_comms) * nnbrs * nsizes * popcount(sel_methods) * npack
+                                       * (1 + phases_cost) : 0;
     run->ntotal += (sel_tests & 2) ? nblocks * nnbrs * nsizes : 0;
     run->ntotal += (sel_tests & 4) ? nnbrs * nsizes * 3 : 0;
 }
@@ -729,6 +768,7 @@ static void report(struct mb_run *run, const struct plan *pl, const struct halo 
         halo_array_report(run, grid);
     else if (run->rank == 0)
         halo_report(run, cart_note, rma_line, grid);
+    if (run->rank == 0 && (phases || phases_cost)) halo_phase_report(run);
 }
 
 /* options -> plan -> buffers -> measure (per periodicity; the packing tests) -> report */
@@ -736,6 +776,7 @@ int main(int argc, char **argv)
 {
     collect_choices();
     struct mb_run *run = mb_init(&argc, &argv, &program);
+    if (mock && run->opts.overlap > 0) mb_usage_error(run, "--mock has no communication for --overlap to hide computation behind");
     struct plan pl;
     plan(run, &pl);
     struct halo h = {.win_flavor = win_flavor, .rma_assert = (unsigned)rma_assert & 7u};

@@ -246,8 +246,10 @@ static void ineighbor_run(struct halo *h, long iters)
             MPI_Ineighbor_alltoallv(t->sb, t->cnt, t->displ, t->elt, t->rb, t->rcnt, t->rdispl, t->elt, t->topo, &r);
         else
             MPI_Ineighbor_alltoall(t->sb, h->count, MPI_DOUBLE, t->rb, h->count, MPI_DOUBLE, t->topo, &r);
+        halo_phase(h, PH_SEND); /* one call starts the receives and the sends: no post of its own */
         mb_compute(); /* --overlap (overlap.c) */
         MPI_Wait(&r, MPI_STATUS_IGNORE);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -295,8 +297,10 @@ static void persistent_run(struct halo *h, long iters)
     struct nbr *t = h->priv;
     for (long it = 0; it < iters; it++) {
         MPI_Start(&t->preq);
+        halo_phase(h, PH_SEND); /* one start for the receives and the sends */
         mb_compute();
         MPI_Wait(&t->preq, MPI_STATUS_IGNORE);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -307,8 +311,9 @@ static void persistent_free(struct halo *h)
 }
 
 const struct halo_method halo_neighbor_methods[] = {
-    {"neighbor-alltoall", nbr_setup, alltoall_run, nbr_free},
-    {"neighbor-ineighbor", nbr_setup, ineighbor_run, nbr_free},
-    {"persistent-neighbor", persistent_setup, persistent_run, persistent_free},
+    {"neighbor-alltoall", nbr_setup, alltoall_run, nbr_free,
+     "a neighbourhood collective posts, sends and waits in one call"},
+    {"neighbor-ineighbor", nbr_setup, ineighbor_run, nbr_free, NULL},
+    {"persistent-neighbor", persistent_setup, persistent_run, persistent_free, NULL},
     {0},
 };

@@ -9,6 +9,7 @@ static void post_irecvs(struct halo *h, MPI_Request *r)
         int d = h->dirs[i];
         MPI_Irecv(h->rbuf[d], h->rcount[d], h->rtype[d], h->partner[d], h->opp[d], h->comm, &r[i]);
     }
+    halo_phase(h, PH_POST);
 }
 
 static void irecv_send(struct halo *h, long iters)
@@ -19,8 +20,10 @@ static void irecv_send(struct halo *h, long iters)
             int d = h->dirs[i];
             MPI_Send(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm);
         }
+        halo_phase(h, PH_SEND);
         mb_compute(); /* --overlap: only the receives are still open: the sends cannot hide */
         MPI_Waitall(h->ndirs, h->req, MPI_STATUSES_IGNORE);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -32,8 +35,10 @@ static void irecv_isend(struct halo *h, long iters)
             int d = h->dirs[i];
             MPI_Isend(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm, &h->req[h->ndirs + i]);
         }
+        halo_phase(h, PH_SEND);
         mb_compute(); /* --overlap: the computation the exchange may hide behind (overlap.c) */
         MPI_Waitall(2 * h->ndirs, h->req, MPI_STATUSES_IGNORE);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -53,13 +58,16 @@ static void phased(struct halo *h, long iters)
                     int d = h->dirs[i];
                     MPI_Send(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm);
                 }
+                halo_phase(h, PH_SEND);
                 continue;
             }
             if (c > h->colour) continue;
             for (int i = 0; i < h->ndirs; i++)
                 if (h->pcolour[h->dirs[i]] == c) MPI_Wait(&h->req[i], MPI_STATUS_IGNORE);
+            halo_phase(h, PH_WAIT);
         }
         MPI_Waitall(h->ndirs, h->req, MPI_STATUSES_IGNORE); /* the rest (completed ones are null) */
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -82,9 +90,13 @@ static const char *persistent_setup(struct halo *h)
 static void persistent(struct halo *h, long iters)
 {
     for (long it = 0; it < iters; it++) {
-        MPI_Startall(2 * h->ndirs, h->req);
+        MPI_Startall(h->ndirs, h->req); /* the receives first: the phases post and send (halo-phases.md) */
+        halo_phase(h, PH_POST);
+        MPI_Startall(h->ndirs, h->req + h->ndirs);
+        halo_phase(h, PH_SEND);
         mb_compute();
         MPI_Waitall(2 * h->ndirs, h->req, MPI_STATUSES_IGNORE);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -106,11 +118,11 @@ static void sendrecv(struct halo *h, long iters)
 }
 
 const struct halo_method halo_p2p_methods[] = {
-    {"irecv-send", NULL, irecv_send, NULL},
-    {"irecv-isend", NULL, irecv_isend, NULL},
-    {"phased", NULL, phased, NULL},
-    {"persistent", persistent_setup, persistent, persistent_free},
-    {"sendrecv", NULL, sendrecv, NULL},
+    {"irecv-send", NULL, irecv_send, NULL, NULL},
+    {"irecv-isend", NULL, irecv_isend, NULL, NULL},
+    {"phased", NULL, phased, NULL, NULL},
+    {"persistent", persistent_setup, persistent, persistent_free, NULL},
+    {"sendrecv", NULL, sendrecv, NULL, "each MPI_Sendrecv posts, sends and waits in one call"},
     {0},
 };
 
@@ -125,12 +137,14 @@ static void send_recv_naive(struct halo *h, long iters)
             int d = h->dirs[i];
             MPI_Send(h->sbuf[d], h->scount[d], h->stype[d], h->partner[d], d, h->comm);
         }
+        halo_phase(h, PH_SEND);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
             MPI_Recv(h->rbuf[d], h->rcount[d], h->rtype[d], h->partner[d], h->opp[d], h->comm, MPI_STATUS_IGNORE);
         }
+        halo_phase(h, PH_WAIT); /* a blocking receive posts and waits: all wait */
     }
 }
 
 /* Its own family, so the driver can keep it out of "all" unless --unsafe. */
-const struct halo_method halo_unsafe_methods[] = {{"send-recv-naive", NULL, send_recv_naive, NULL}, {0}};
+const struct halo_method halo_unsafe_methods[] = {{"send-recv-naive", NULL, send_recv_naive, NULL, NULL}, {0}};

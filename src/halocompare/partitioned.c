@@ -81,13 +81,17 @@ static const char *part_setup(struct halo *h)
 static void part_run(struct halo *h, long iters)
 {
     for (long it = 0; it < iters; it++) {
-        MPI_Startall(2 * h->ndirs, h->req);
+        MPI_Startall(h->ndirs, h->req); /* the receives first: the phases post and send (halo-phases.md) */
+        halo_phase(h, PH_POST);
+        MPI_Startall(h->ndirs, h->req + h->ndirs);
         for (int i = 0; i < h->ndirs; i++) {
             int d = h->dirs[i];
             for (int p = 0; p < parts(h, h->scount[d]); p++) MPI_Pready(p, h->req[h->ndirs + i]);
         }
+        halo_phase(h, PH_SEND);
         mb_compute(); /* --overlap (overlap.c) */
         MPI_Waitall(2 * h->ndirs, h->req, MPI_STATUSES_IGNORE);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -98,6 +102,6 @@ static void part_free(struct halo *h)
 #endif
 
 const struct halo_method halo_partitioned_methods[] = {
-    {"partitioned", part_setup, part_run, part_free},
+    {"partitioned", part_setup, part_run, part_free, NULL},
     {0},
 };

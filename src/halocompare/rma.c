@@ -199,6 +199,7 @@ static void transfer(struct halo *h)
         else
             get(h, r->win, d, 0);
     }
+    halo_phase(h, PH_SEND);
     mb_compute();
 }
 
@@ -208,9 +209,11 @@ static void fence_run(struct halo *h, long iters)
 {
     struct rma *r = h->priv;
     for (long it = 0; it < iters; it++) {
-        MPI_Win_fence(r->a_pre, r->win);
+        MPI_Win_fence(r->a_pre, r->win); /* the targets are ready: the phase post */
+        halo_phase(h, PH_POST);
         transfer(h);
         MPI_Win_fence(r->a_post, r->win);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -223,9 +226,11 @@ static void pscw_run(struct halo *h, long iters)
     for (long it = 0; it < iters; it++) {
         MPI_Win_post(r->group, 0, r->win);
         MPI_Win_start(r->group, 0, r->win);
+        halo_phase(h, PH_POST);
         transfer(h);
         MPI_Win_complete(r->win);
         MPI_Win_wait(r->win);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -316,9 +321,11 @@ static void lock_put_run(struct halo *h, long iters)
             MPI_Accumulate(&n, 1, MPI_INT64_T, p, r->flag0 + o, 1, MPI_INT64_T, MPI_REPLACE, r->win);
             MPI_Win_unlock(p, r->win);
         }
+        halo_phase(h, PH_SEND);
         MPI_Win_lock(MPI_LOCK_SHARED, h->rank, r->a_lock, r->win);
         await(h, n);
         MPI_Win_unlock(h->rank, r->win);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -342,6 +349,7 @@ static void lock_get_run(struct halo *h, long iters)
             MPI_Accumulate(&n, 1, MPI_INT64_T, p, r->flag0 + h->opp[d], 1, MPI_INT64_T, MPI_REPLACE, r->win);
             MPI_Win_unlock(p, r->win);
         }
+        halo_phase(h, PH_POST); /* "ready": the partners may get */
         MPI_Win_lock(MPI_LOCK_SHARED, h->rank, r->a_lock, r->win);
         await(h, n);
         MPI_Win_unlock(h->rank, r->win);
@@ -351,6 +359,7 @@ static void lock_get_run(struct halo *h, long iters)
             get(h, r->win, d, par);
             MPI_Win_unlock(p, r->win);
         }
+        halo_phase(h, PH_WAIT); /* the partners' readiness, then the gets that complete at their unlocks */
         for (int d = 0; d < h->nnbr; d++) h->sbuf[d] = r->mem + slot(h, par ^ 1, d);
     }
 }
@@ -368,6 +377,7 @@ static void lockall_run(struct halo *h, long iters)
             int d = h->dirs[i];
             put(h, r->win, d, par);
         }
+        halo_phase(h, PH_SEND);
         mb_compute(); /* --overlap: the puts may proceed until the flush */
         MPI_Win_flush_all(r->win);
         r->flagval = n;
@@ -378,6 +388,7 @@ static void lockall_run(struct halo *h, long iters)
         }
         MPI_Win_flush_all(r->win);
         await(h, n);
+        halo_phase(h, PH_WAIT);
     }
 }
 
@@ -389,12 +400,12 @@ static void lockall_free(struct halo *h)
 }
 
 const struct halo_method halo_rma_methods[] = {
-    {"rma-fence-put", fence_put_setup, fence_run, active_free},
-    {"rma-fence-get", fence_get_setup, fence_run, active_free},
-    {"rma-pscw-put", pscw_put_setup, pscw_run, pscw_free},
-    {"rma-pscw-get", pscw_get_setup, pscw_run, pscw_free},
-    {"rma-lock-put", lock_put_setup, lock_put_run, active_free},
-    {"rma-lock-get", lock_get_setup, lock_get_run, active_free},
-    {"rma-lockall-flush", lockall_setup, lockall_run, lockall_free},
+    {"rma-fence-put", fence_put_setup, fence_run, active_free, NULL},
+    {"rma-fence-get", fence_get_setup, fence_run, active_free, NULL},
+    {"rma-pscw-put", pscw_put_setup, pscw_run, pscw_free, NULL},
+    {"rma-pscw-get", pscw_get_setup, pscw_run, pscw_free, NULL},
+    {"rma-lock-put", lock_put_setup, lock_put_run, active_free, NULL},
+    {"rma-lock-get", lock_get_setup, lock_get_run, active_free, NULL},
+    {"rma-lockall-flush", lockall_setup, lockall_run, lockall_free, NULL},
     {0},
 };

@@ -27,9 +27,17 @@ from ..judge import (
     spread,
     stencil,
 )
-from ..keys import param_numbers, param_values, params_note, split_overlap, with_variant, without_param
+from ..keys import (
+    mocked,
+    param_numbers,
+    param_values,
+    params_note,
+    split_overlap,
+    with_variant,
+    without_param,
+)
 from ..load import groups
-from ..plotting import Plot, bytes_axis, hsl, log_y, per_test, pyplot, save
+from ..plotting import COLORS, Plot, bytes_axis, hsl, log_y, per_test, pyplot, save
 from ..render import (
     FAILED,
     KEY,
@@ -52,6 +60,10 @@ MAX_BARS = 6  # more bars per group than this and a halo plot becomes a heat map
 # across launches only.
 PERSISTENT = ("persistent", "partitioned", "persistent-neighbor")
 SIZE_KEYS = ["dims", "periodic", "neighbors"]
+# --phases: the phases of an exchange, in order, from the schema's measured keys (phase_NAME_s)
+PHASES = [k[len("phase_"):-len("_s")] for k in schema.measured_params()
+          if k.startswith("phase_") and k.endswith("_s") and not k.endswith(("_lo_s", "_hi_s"))]
+PHASE_LABELS = {"post": "post receives", "send": "pack + post sends", "wait": "wait", "unpack": "unpack"}
 
 
 def families(methods: pd.Series) -> pd.Series:
@@ -284,6 +296,40 @@ def size_plots(g: pd.DataFrame, ctx: str, base: str) -> list[Plot]:
         out.append(save(fig, f"{base}-halo-sizes-{dims}d-{kind}-{int(nbrs)}", title, tight=False))
     return out
 
+def phase_label(r: pd.DataFrame) -> pd.Series:
+    """A phase bar's label: method, communicator, stencil, and the packing and mock settings where set."""
+    extra = param_values(r["params"], "packing") + param_values(r["params"], "mock").map({"yes": " mock"}).fillna("")
+    return (r["method"].astype(str) + " · " + r["comm"].astype(str) + " · " + r["neighbors"].map("{:.0f}-nbr".format)
+            + np.where(extra != "", " · " + extra.str.strip(), ""))
+
+
+def phase_bars(g: pd.DataFrame, title: str, name: str) -> Plot | None:
+    """--phases: a stacked bar per halo row (µs per exchange: post, pack + send, wait, unpack), so that one
+    sees which phase the time goes to; rows whose method has no separable phases are named under the bars."""
+    cols = [f"phase_{p}_s" for p in PHASES]
+    if not set(cols) <= set(g.columns):
+        return None
+    h = g[(g["test"] == "halo") & ~g["failed"] & g[cols].notna().any(axis=1)]
+    if h.empty:
+        return None
+    fig, ax = pyplot().subplots(figsize=(7.5, 0.9 + 0.28 * len(h)))
+    y, left = np.arange(len(h)), np.zeros(len(h))
+    for p, c in zip(PHASES, cols):
+        v = h[c].fillna(0).to_numpy(float) * 1e6
+        ax.barh(y, v, left=left, label=PHASE_LABELS.get(p, p), color=COLORS[PHASES.index(p) % len(COLORS)])
+        left += v
+    ax.set_yticks(y, phase_label(h))
+    ax.invert_yaxis()
+    ax.set_xlabel("µs per exchange (median; the slowest rank's phases of each repetition)")
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    why = g["phase_na"].fillna("").astype(str) if "phase_na" in g else pd.Series("", g.index)
+    na = g.loc[(g["test"] == "halo") & (why != ""), "method"].unique()
+    if len(na):
+        ax.set_title("no separable phases: " + ", ".join(map(str, na)), fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    return save(fig, name, title)
+
+
 def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
     """The block's halo plots per mesh and size, rate against size, then a sweep per other test."""
     out: list[Plot] = []
@@ -292,6 +338,10 @@ def plots(g: pd.DataFrame, stat: str, ctx: str, base: str) -> list[Plot]:
         kind = "periodic" if per == 1 else "non-periodic"
         p = halo_bars(h, f"halo exchange, {kind}, {fmt_bytes(b)} B per neighbour\n{ctx}",
                       f"{base}-halo-{kind}-{int(b)}")
+        if p:
+            out.append(p)
+        p = phase_bars(h, f"where the time goes: halo exchange, {kind}, {fmt_bytes(b)} B per neighbour\n{ctx}",
+                       f"{base}-halo-phases-{kind}-{int(b)}")
         if p:
             out.append(p)
     out += size_plots(g, ctx, base)
@@ -402,7 +452,7 @@ def findings(m: pd.DataFrame, where: str) -> list[tuple[str, str]]:
                     f"method's time){where}", s, "method", "exchange")
         if f:
             out.append(("overlap", f))
-    h = m[m["test"] == "halo"]
+    h = m[(m["test"] == "halo") & ~mocked(m["params"])]  # --mock rows exchange nothing: no method to judge
     one = m[m["test"] == "one-sender"]
     nprocs = float(h["nprocs"].max()) if len(h) else math.nan
     # two processes on a non-periodic 2×1 grid: every stencil is one message to the other process, so 4 and 8

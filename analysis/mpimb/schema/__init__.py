@@ -97,6 +97,12 @@ def measured_params() -> dict[str, str]:
     return dict(spec("params").get("x-measured-keys", {}))
 
 
+def measured_text_params() -> list[str]:
+    """The measured params keys whose values are text, not numbers (--phases' phase_na: why a method has no
+    phases): results.schema.json, column params, x-measured-text."""
+    return list(spec("params").get("x-measured-text", []))
+
+
 def vocabulary(column: str) -> tuple[list[Any], list[str]]:
     """(allowed values, allowed patterns) of a column: its enum, or the enums and
     patterns of its anyOf branches; ([], []) when the column takes anything."""
