@@ -139,9 +139,17 @@ def test_xt_files_are_the_generators_output(name: str) -> None:
     assert p.stdout == (PLATFORMS / f"{name}.xml").read_text()
 
 
-def test_make_torus_platform_bad_input() -> None:
-    p = subprocess.run([str(MAKE_TORUS), "xt3-1024", "--dims", "8,8"], capture_output=True, text=True, check=False)
-    assert p.returncode == 2 and p.stdout == "" and "--dims must be three positive integers" in p.stderr
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["xt3-1024", "--dims", "8,8"], "--dims must be three positive integers X,Y,Z, got '8,8'"),
+     (["xt3-1024", "--dims", "4,x,4"], "--dims must be three positive integers"),
+     (["bgl-cop-64"], "argument machine: invalid choice: 'bgl-cop-64'"),
+     ([], "missing MACHINE (see --list)")],
+)
+def test_make_torus_platform_bad_input(args: list[str], message: str) -> None:
+    p = subprocess.run([str(MAKE_TORUS), *args], capture_output=True, text=True, check=False)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("make-torus-platform: ") and message in p.stderr
 
 
 def shortest_routes(z: ET.Element, src: str) -> dict[str, list[str]]:
