@@ -7,7 +7,7 @@
 #   run.sh [PLATFORM...]      default: all of them
 # Simulated time is deterministic: one repetition per test, every exchange
 # verified.  Real time on a shared 2-core machine: seconds for the BG/L
-# models at 64/128 ranks, about 2 minutes for each XT graph (1024 ranks) and
+# models at 64/128 ranks, 1-2 minutes for each XT graph (1024 ranks) and
 # 8 for bgl-cop-1024.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -17,9 +17,8 @@ platforms=("$@")
 [[ ${#platforms[@]} -gt 0 ]] || platforms=("${all[@]}")
 for p in "${platforms[@]}"; do
     # the published runs: BG/L 64 / 128 processes of 2048 doubles, the XTs 1024 of 2000
-    # (1024 ranks: 4 neighbours only; an XT graph took about 2 minutes of real
-    # time here for the 10 non-periodic tests; one 8-neighbour test took more
-    # than 4 minutes)
+    # (1024 ranks: 4 neighbours only; an XT graph took 1-2 minutes of real
+    # time here for its 20 tests; one 8-neighbour test took 84 s to 4 minutes)
     case "$p" in
     bgl-cop-64 | bgl-cop-64-cube) np=64 count=2048 methods=irecv-send,irecv-isend periodic=both nbrs=4,8 ;;
     bgl-vn-128) np=128 count=2048 methods=irecv-send,irecv-isend periodic=both nbrs=4,8 ;;
