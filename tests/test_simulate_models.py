@@ -3,6 +3,10 @@
 - each platform file states its machine's facts (shape, link rates, injection
   limit, rank-to-node mapping, ranks per node) and scripts/simulate places the
   ranks as it says (XYZT: every node's first process, then every node's second);
+- the XT models are graphs scripts/make-torus-platform writes (the committed
+  files are its output): SimGrid's shortest route between two nodes is the
+  dimension-order torus route, with the node's injection link at its two ends
+  only (SimGrid's TORUS cluster charges every node's limiter on the way);
 - a simulated `cart` is either placed by the platform's model of its
   machine's mapping (mpimb/cart, labelled in the row's params and the
   metadata) or n/a with the reason (SMPI's MPI_Cart_create ignores reorder),
@@ -17,6 +21,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import xml.etree.ElementTree as ET
@@ -55,7 +60,7 @@ def cluster(name: str) -> tuple[ET.Element, dict[str, str], dict[str, str]]:
     return c, props, config
 
 
-@pytest.mark.parametrize("name", sorted(FACTS))
+@pytest.mark.parametrize("name", sorted(n for n in FACTS if n.startswith("bgl")))
 def test_platform_states_its_machine(name: str) -> None:
     torus, part, kind, ppn, mapping, bw, limiter = FACTS[name]
     c, props, config = cluster(name)
@@ -78,14 +83,146 @@ def test_platform_states_its_machine(name: str) -> None:
     if ppn > 1:  # two processes of a node must have a path between them
         assert c.get("loopback_bw")
     assert config["smpi/lat-factor"] == "0:1" and config["smpi/bw-factor"] == "0:1"
-    if name.startswith("bgl"):
-        assert config["smpi/send-is-detached-thresh"] == "1000"  # BGLMPI_EAGER
-        assert c.get("lat") == "100ns" and "Adiga" in text and "FITTED" in text
-        assert nodes == (1024 if "1024" in name else 64)
-    else:
-        assert c.get("lat") == "50ns" and "Brightwell" in text and "Nothing is fitted" in text
-        assert nodes * ppn == 1024
+    assert config["smpi/send-is-detached-thresh"] == "1000"  # BGLMPI_EAGER
+    assert c.get("lat") == "100ns" and "Adiga" in text and "FITTED" in text
+    assert nodes == (1024 if "1024" in name else 64)
     assert "sources:" in text and "Not modelled" in text
+
+
+XT = sorted(n for n in FACTS if n.startswith("xt"))
+MAKE_TORUS = ROOT / "scripts" / "make-torus-platform"
+STAGE = {"x": 0, "y": 1, "z": 2}
+
+
+@functools.cache
+def zone(name: str) -> tuple[ET.Element, dict[str, str], dict[str, str]]:
+    root = ET.parse(PLATFORMS / f"{name}.xml").getroot()
+    z = next(root.iter("zone"))
+    props = {p.get("id", ""): p.get("value", "") for p in z.findall("prop")}
+    config = {p.get("id", ""): p.get("value", "") for p in root.iter("config") for p in p.iter("prop")}
+    return z, props, config
+
+
+@pytest.mark.parametrize("name", XT)
+def test_xt_graph_states_its_machine(name: str) -> None:
+    """The XT models: a shortest-path zone of hosts, routers and links carrying
+    the published facts (3.8 GB/s per direction, 50 ns per hop, the node's
+    HyperTransport limit shared by its sends and receives, TXYZ)."""
+    torus, part, kind, ppn, mapping, bw, limiter = FACTS[name]
+    z, props, config = zone(name)
+    text = (PLATFORMS / f"{name}.xml").read_text()
+    assert z.get("routing") == "DijkstraCache" and not list(z.iter("cluster"))
+    assert props["mpimb/partition"] == part == torus and props["mpimb/partition_kind"] == kind
+    assert props["mpimb/mapping"] == mapping and props["mpimb/ppn"] == str(ppn) and "mpimb/cart" not in props
+    dims = [int(v) for v in torus.split(",")]
+    nodes = dims[0] * dims[1] * dims[2]
+    assert nodes * ppn == 1024
+    assert [h.get("id") for h in z.iter("host")] == [f"xt-{n}" for n in range(nodes)]  # x fastest
+    links = {lk.get("id", ""): lk for lk in z.iter("link")}
+    for n in (0, nodes - 1):
+        inj = links[f"xt-{n}-inj"]
+        assert inj.get("bandwidth") == limiter and inj.get("sharing_policy") is None  # SHARED: in and out
+        for s in "xyz":
+            t = links[f"xt-{n}-{s}"]
+            assert (t.get("bandwidth"), t.get("latency"), t.get("sharing_policy")) == (bw, "50ns", "SPLITDUPLEX")
+        assert (f"xt-{n}-loopback" in links) == (ppn > 1)
+    assert len(links) == nodes * (4 + (ppn > 1))
+    assert config["smpi/lat-factor"] == "0:1" and config["smpi/bw-factor"] == "0:1"
+    assert config["smpi/os"] == config["smpi/or"] == ("0:2.5e-6:0" if name == "xt3-1024" else "0:2.25e-6:0")
+    assert "Brightwell" in text and "Nothing is fitted" in text and "sources:" in text and "Not modelled" in text
+
+
+@pytest.mark.parametrize("name", XT)
+def test_xt_files_are_the_generators_output(name: str) -> None:
+    p = subprocess.run([str(MAKE_TORUS), name], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == (PLATFORMS / f"{name}.xml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["xt3-1024", "--dims", "8,8"], "--dims must be three positive integers X,Y,Z, got '8,8'"),
+     (["xt3-1024", "--dims", "4,x,4"], "--dims must be three positive integers"),
+     (["bgl-cop-64"], "argument machine: invalid choice: 'bgl-cop-64'"),
+     ([], "missing MACHINE (see --list)")],
+)
+def test_make_torus_platform_bad_input(args: list[str], message: str) -> None:
+    p = subprocess.run([str(MAKE_TORUS), *args], capture_output=True, text=True, check=False)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("make-torus-platform: ") and message in p.stderr
+
+
+def shortest_routes(z: ET.Element, src: str) -> dict[str, list[str]]:
+    """SimGrid's DijkstraZone: the route from src with the fewest links (every
+    one-hop route of these graphs has one link), as the list of its links."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for r in z.iter("route"):
+        if r.get("src") != r.get("dst"):
+            (ctn,) = r.iter("link_ctn")
+            out.setdefault(r.get("src", ""), []).append((r.get("dst", ""), ctn.get("id", "")))
+    path: dict[str, list[str]] = {src: []}
+    frontier = [src]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            if v == src or "-r" in v:  # a route never passes through a host
+                for w, link in out.get(v, []):
+                    if w not in path:
+                        path[w] = [*path[v], link]
+                        nxt.append(w)
+        frontier = nxt
+    return {h: p for h, p in path.items() if "-r" not in h and h != src}
+
+
+@pytest.mark.parametrize("src", [0, 77, 1023])
+def test_xt_routes_minimal_with_injection_at_the_ends(src: int) -> None:
+    """From three nodes of xt3-1024's 8x8x16 graph to every other: the route is
+    the node's injection link, the torus links of a minimal dimension-order
+    route (x, then y, then z), and the destination's injection link: no other
+    node's HyperTransport on the way."""
+    z, _, _ = zone("xt3-1024")
+    dims = (8, 8, 16)
+
+    def at(n: int) -> tuple[int, int, int]:
+        return n % 8, n // 8 % 8, n // 64
+
+    routes = shortest_routes(z, f"xt-{src}")
+    assert len(routes) == 1023
+    for dst, links in routes.items():
+        d = int(dst.removeprefix("xt-"))
+        assert links[0] == f"xt-{src}-inj" and links[-1] == f"xt-{d}-inj"
+        torus = links[1:-1]
+        assert not any(link.endswith(("-inj", "-loopback")) for link in torus)
+        want = sum(min(abs(a - b), k - abs(a - b)) for a, b, k in zip(at(src), at(d), dims))
+        assert len(torus) == want  # minimal
+        stages = [STAGE[link[-1]] for link in torus]
+        assert stages == sorted(stages)  # dimension order
+
+
+@needs_smpi
+def test_xt_graph_charges_injection_at_the_ends(tmp_path: Path) -> None:
+    """xt3-1024's graph on a 4x4x4 block (64 ranks, TXYZ: rank r on xt-r):
+    scripts/simulate reads the zone's model properties, and the halo exchange
+    runs at the node's injection limit, the one bottleneck when a route pays
+    it at its ends only: 4 sends and 4 receives of 16000 B share 1.1 GB/s, so
+    at most 64000 B / (128000 B / 1.1 GB/s) = 550 MB/s per process; with
+    latencies 505 (SimGrid's TORUS cluster with the same facts, which charges
+    every node's limiter on the way: 318).  One sender: 4 sends alone, 1.1 GB/s."""
+    plat = tmp_path / "xt3-444.xml"
+    p = subprocess.run([str(MAKE_TORUS), "xt3-1024", "--dims", "4,4,4"], capture_output=True, text=True, check=True)
+    plat.write_text(p.stdout)
+    run = sim_run("halocompare", 64, str(plat), "--comms", "world", "--methods", "irecv-isend", "--neighbors", "4",
+                  "--periodic", "no", "--tests", "halo,one-sender", "--count", "2000", "--verify", "--reps", "1",
+                  "--max-reps", "1", "--min-rep-time", "0", out=tmp_path / "x.csv")
+    meta = run.meta()
+    assert meta["simulated"] is True and meta["platform"]["name"] == "xt3-444"
+    assert [r["host"] for r in sorted(meta["ranks"], key=lambda r: r["rank"])] == [f"xt-{n}" for n in range(64)]
+    config = meta["platform"]["smpi_config"].split()
+    assert "mpimb/partition:4,4,4" in config and "mpimb/routing:graph" in config and "placement:TXYZ,ppn=1" in config
+    rows = {r["test"]: r for r in run.rows()}
+    assert all(r["verified"] == "yes" for r in rows.values())
+    assert 0.9 * 550 < float(rows["halo"]["mbps"]) < 550
+    assert 0.9 * 1100 < float(rows["one-sender"]["mbps"]) < 1100
 
 
 def test_bgl_models_share_one_fitted_figure() -> None:

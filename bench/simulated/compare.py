@@ -71,7 +71,7 @@ def beside(ref: pd.DataFrame, sims: dict[str, pd.DataFrame]) -> pd.DataFrame:
     both = pd.concat(sims.values(), ignore_index=True) if sims else pd.DataFrame(columns=["platform", *KEY])
     both["neighbors"] = both["neighbors"].astype(int)
     out = ref.merge(both, on=["platform", *KEY], how="left")
-    out["note"] = out["note"].fillna("not simulated (cost: run.sh runs 1024 ranks with 4 neighbours, non-periodic)")
+    out["note"] = out["note"].fillna("not simulated (cost: run.sh runs the 1024-rank models with 4 neighbours only)")
     out["ratio"] = out["simulated"] / out["published"]
     out["within"] = (out["ratio"] - 1).abs().le(WITHIN).map({True: "yes", False: "NO"}).where(out["ratio"].notna(), "")
     key = list(zip(out["machine"], out["test"], out["method"], out["comm"], out["neighbors"], out["periodic"]))
