@@ -291,6 +291,10 @@ void mb_param(struct mb_row *row, const char *key, const char *fmt, ...) __attri
  * as given or defaulted, in canonical form (sizes in bytes, lists in the
  * option's order). */
 void mb_param_opt(const struct mb_run *run, struct mb_row *row, const char *option);
+/* A row's params read back: the value of key (a pointer into params, *len its length; len may be NULL),
+ * or NULL where params has no such pair; and whether params holds key=value exactly. */
+const char *mb_param_get(const char *params, const char *key, size_t *len);
+int mb_param_is(const char *params, const char *key, const char *value);
 /* Adds "key": raw_json to the run's metadata (rank 0; shown in the JSON). */
 void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json);
 /* Rank 0: the caveats every report prints under its heading, loudly: an
