@@ -382,6 +382,12 @@ void *mb_alloc(size_t bytes); /* page-aligned, zeroed; exits 1 on failure */
  * (mb_kernel.compute_s), else it only counts the call. */
 void mb_compute(void);
 long mb_compute_calls(void); /* mb_compute calls so far: a method that never calls it has nothing to overlap */
+/* --overlap: an operation measured again with computation is a row of its own.  mb_overlap_row makes it
+ * from the ordinary row, measured (what names it: test, method, comm, params, place in the fixed order,
+ * stencil, threads, sizes; nothing measured), before its mb_begin; mb_overlap_compute_s is what its
+ * mb_kernel.compute_s is: --overlap x the ordinary row's median (1 ns where that is 0). */
+void mb_overlap_row(const struct mb_row *plain, struct mb_row *ov);
+double mb_overlap_compute_s(const struct mb_run *run, const struct mb_row *plain);
 /* OMB's and IMB-NBC's overlap share, in %: 100 max(0, min(1, (t_pure + t_cpu - t_ovrl) / t_pure)) */
 double mb_overlap_pct(double t_pure, double t_cpu, double t_ovrl);
 /* A dependent chain of n multiply-adds (the computation), and how many of

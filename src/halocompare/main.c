@@ -366,21 +366,12 @@ static void run_overlap(struct mb_run *run, struct member *mem, const struct mb_
         int mine = mb_compute_calls() > c0, hook;
         MPI_Allreduce(&mine, &hook, 1, MPI_INT, MPI_MAX, run->world);
         if (!hook) continue;
-        struct mb_row *r = &orow[m];
-        mb_row_init(r, rows[j].test, rows[j].method);
-        memcpy(r->comm, rows[j].comm, sizeof r->comm);
-        memcpy(r->params, rows[j].params, sizeof r->params);
-        memcpy(r->order, rows[j].order, sizeof r->order);
-        r->neighbors = rows[j].neighbors;
-        r->periodic = rows[j].periodic;
-        r->threads = rows[j].threads;
-        r->bytes = rows[j].bytes;
-        r->sent_bytes = rows[j].sent_bytes;
+        mb_overlap_row(&rows[j], &orow[m]);
         run->ntotal++; /* the progress line's plan learns of the row only now */
-        mb_begin(run, r);
+        mb_begin(run, &orow[m]);
         ok[m] = k[j];
         ok[m].sweep = NULL; /* its own budget: the sweep's belongs to the methods' rows */
-        ok[m].compute_s = run->opts.overlap * (rows[j].t.median > 0 ? rows[j].t.median : 1e-9);
+        ok[m].compute_s = mb_overlap_compute_s(run, &rows[j]);
         m++;
     }
     if (m) measure_group(run, ok, orow, m);
