@@ -433,16 +433,6 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     return run;
 }
 
-void mb_row_init(struct mb_row *row, const char *test, const char *method)
-{
-    *row = (struct mb_row){.neighbors = -1, .periodic = -1, .threads = -1, .bytes = -1, .verified = "",
-                           .reps_rejected = -1, .sync_error = -1, .cpu_pct = -1,
-                           .calls = -1, .total_bytes = -1, .slowest_rank = -1,
-                           .t = {.rank_min = -1, .rank_mean = -1}};
-    snprintf(row->test, sizeof row->test, "%s", test ? test : "");
-    snprintf(row->method, sizeof row->method, "%s", method ? method : "");
-}
-
 void mb_begin(struct mb_run *run, struct mb_row *row)
 {
     char desc[200];
