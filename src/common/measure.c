@@ -687,30 +687,24 @@ int mb_measure_group(struct mb_run *run, const struct mb_kernel *k, struct mb_ro
     struct outcome r;
     double sync_error, budget = measure(run, m, n, seed, &r, &sync_error), done = MPI_Wtime();
     if (run->rank == 0) mb_rounds_begin(run, rounds_seed(run)); /* the JSON names the file before any row of it */
-    int failed = 0, *csv_row = malloc((size_t)n * sizeof *csv_row), path[MB_ORDER_DEPTH];
-    memcpy(path, run->order_path, sizeof path);
+    int failed = 0;
     for (int j = 0; j < n; j++) {
         finish(run, &m[j], &r, budget, sync_error);
         failed += m[j].failed;
-        /* the row takes its own place in the fixed order, and its own share of the wall time */
-        memcpy(run->order_path, rows[j].order, sizeof run->order_path);
-        run->test_t0 = MPI_Wtime() - m[j].busy - (MPI_Wtime() - done) / n;
-        mb_end(run, &rows[j]);
-        csv_row[j] = run->nrows; /* rank 0: its 1-based data row in the CSV */
     }
-    memcpy(run->order_path, path, sizeof path);
-    if (run->rank == 0) { /* after the rows: a killed run never has samples of rows the CSV lacks */
+    double now = MPI_Wtime(); /* each row's wall: its own time and its share of the group's end */
+    for (int j = 0; j < n; j++) rows[j].t_begin = now - m[j].busy - (now - done) / n;
+    if (run->rank == 0) { /* written once its rows are: a killed run never has samples of rows the CSV lacks */
         const double **t = malloc((size_t)n * sizeof *t);
         const int **pos = malloc((size_t)n * sizeof *pos);
         for (int j = 0; j < n; j++) {
             t[j] = m[j].all;
             pos[j] = m[j].pos;
         }
-        mb_rounds_write(run, g, n, csv_row, t, pos, r.n);
+        mb_rounds_keep(g, n, rows, t, pos, r.n);
         free(t);
         free(pos);
     }
-    free(csv_row);
     release(m, n);
     return failed;
 }

@@ -342,12 +342,11 @@ struct member {
 
 static void measure_group(struct mb_run *run, struct mb_kernel *k, struct mb_row *rows, int n)
 {
-    if (group_choice == GROUP_NONE && n == 1) { /* each test alone: no group, no rounds */
+    if (group_choice == GROUP_NONE && n == 1) /* each test alone: no group, no rounds */
         mb_measure(run, &k[0], &rows[0]);
-        mb_end(run, &rows[0]);
-    } else {
+    else
         mb_measure_group(run, k, rows, n);
-    }
+    for (int j = 0; j < n; j++) mb_end(run, &rows[j]);
 }
 
 /* --overlap: the group's methods that call mb_compute() between posting and
@@ -359,7 +358,8 @@ static void run_overlap(struct mb_run *run, struct member *mem, const struct mb_
 {
     struct mb_kernel *ok = calloc((size_t)n + 1, sizeof *ok);
     struct mb_row *orow = calloc((size_t)n + 1, sizeof *orow);
-    int m = 0;
+    int m = 0, path[MB_ORDER_DEPTH];
+    memcpy(path, run->order_path, sizeof path);
     for (int j = 0; j < n; j++) {
         long c0 = mb_compute_calls();
         method_run(&mem[j].c, 1);
@@ -368,6 +368,7 @@ static void run_overlap(struct mb_run *run, struct member *mem, const struct mb_
         if (!hook) continue;
         mb_overlap_row(&rows[j], &orow[m]);
         run->ntotal++; /* the progress line's plan learns of the row only now */
+        memcpy(run->order_path, rows[j].order, sizeof run->order_path); /* its place: its method's */
         mb_begin(run, &orow[m]);
         ok[m] = k[j];
         ok[m].sweep = NULL; /* its own budget: the sweep's belongs to the methods' rows */
@@ -375,6 +376,7 @@ static void run_overlap(struct mb_run *run, struct member *mem, const struct mb_
         m++;
     }
     if (m) measure_group(run, ok, orow, m);
+    memcpy(run->order_path, path, sizeof path);
     free(ok);
     free(orow);
 }
