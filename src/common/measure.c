@@ -778,9 +778,9 @@ int mb_measure_group(struct mb_run *run, const struct mb_kernel *k, struct mb_ro
     for (int j = 0; j < n; j++) {
         finish(run, &m[j], &r, budget, sync_error);
         failed += m[j].failed;
+        /* the row's wall (mb_end): its own time, and its share of the group's since */
+        rows[j].t_begin = MPI_Wtime() - m[j].busy - (MPI_Wtime() - done) / n;
     }
-    double now = MPI_Wtime(); /* each row's wall: its own time and its share of the group's end */
-    for (int j = 0; j < n; j++) rows[j].t_begin = now - m[j].busy - (now - done) / n;
     if (run->rank == 0) { /* written once its rows are: a killed run never has samples of rows the CSV lacks */
         const double **t = malloc((size_t)n * sizeof *t);
         const int **pos = malloc((size_t)n * sizeof *pos);
