@@ -1,7 +1,8 @@
 /* The timing loop: verify, warm up, calibrate K, then repetitions of K
  * iterations, each started by a barrier or at an agreed instant on
- * synchronised clocks (--sync window, sync.c), until the median is known
- * well enough.  Every decision is taken from values all ranks share (after
+ * synchronised clocks (--sync window: the start strategies, start.h), each
+ * yielding what its variant measures (struct yield: its time, a paired
+ * reference, the overlap triple), until the median is known well enough.  Every decision is taken from values all ranks share (after
  * an allreduce), so all ranks always take the same branch.
  *
  * One loop for one test (mb_measure) and for a group of tests measured
