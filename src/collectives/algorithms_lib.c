@@ -160,6 +160,7 @@ static void run_group(struct mb_run *run, int c, size_t b, const struct coll_com
         n++;
     }
     if (n) mb_measure_group(run, k, rows, n);
+    for (int j = 0; j < n; j++) mb_end(run, &rows[j]);
     if (!coll_algs_at_creation()) coll_algs_set(a, a->initial);
     for (int j = 0; j < n; j++) release(&m[j]);
     free(m);

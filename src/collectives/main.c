@@ -235,15 +235,11 @@ static void run_test(struct mb_run *run, struct coll_state *s, const struct test
      * start and its wait; each call timed alone (osu), whatever --timing says (docs/collectives.md) */
     if (!why && t->nb && run->opts.overlap > 0) {
         struct mb_row ov;
-        mb_row_init(&ov, t->name, op->method);
-        memcpy(ov.comm, row.comm, sizeof ov.comm);
-        memcpy(ov.params, row.params, sizeof ov.params);
+        mb_overlap_row(&row, &ov);
         mb_param(&ov, "timing", "osu");
-        ov.bytes = row.bytes;
-        ov.sent_bytes = row.sent_bytes;
         mb_begin(run, &ov);
         struct mb_kernel kk = {.state = &k, .comm = run->world, .run_timed = coll_osu_timed,
-                               .compute_s = run->opts.overlap * (row.t.median > 0 ? row.t.median : 1e-9)};
+                               .compute_s = mb_overlap_compute_s(run, &row)};
         if (op->fill && op->check) {
             kk.fill = coll_kern_fill;
             kk.check = coll_kern_check;

@@ -15,16 +15,6 @@ struct col {
     int agg;        /* the aggregate bandwidth (MB/s), not the time */
 };
 
-/* Whether the row's params hold key=value exactly. */
-static int has_param(const struct mb_row *r, const char *key, const char *value)
-{
-    char want[64];
-    int n = snprintf(want, sizeof want, "%s=%s", key, value);
-    for (const char *p = r->params; (p = strstr(p, want)); p++)
-        if ((p == r->params || p[-1] == ';') && (p[n] == 0 || p[n] == ';')) return 1;
-    return 0;
-}
-
 /* The row of a column in a communicator at a size; root NULL: any. */
 static const struct mb_row *find(const struct mb_run *run, const struct col *c, const char *comm, const char *root,
                                  long long bytes)
@@ -32,7 +22,7 @@ static const struct mb_row *find(const struct mb_run *run, const struct col *c, 
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
         if (r->bytes == bytes && !r->overlap && !strcmp(r->test, c->test) && !strcmp(r->method, c->method) &&
-            !strcmp(r->comm, comm) && (!root || has_param(r, "root", root)))
+            !strcmp(r->comm, comm) && (!root || mb_param_is(r->params, "root", root)))
             return r;
     }
     return NULL;

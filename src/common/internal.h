@@ -99,15 +99,15 @@ void mb_costs_rss(struct mb_run *run);        /* peak RSS into mb_costs; collect
 void mb_csv_header(FILE *f);
 int mb_csv_row(const struct mb_run *run, const struct mb_row *row); /* the line whole, or none of it: 0 or -1 (errno) */
 /* raw.c: --raw FILE, every repetition's time on every rank (long format).
- * mb_raw_write is collective over k->comm; world rank 0 keeps the lines
- * until mb_raw_flush writes them, right after their row reached the CSV
- * (mb_end); mb_raw_discard drops those of a test that never ended.
- * reference: the lines are a paired reference's (test k->ref_test, method
- * "reference"), else the row's own. */
+ * mb_raw_write is collective over k->comm; world rank 0 keeps the lines,
+ * each row's apart, until mb_raw_flush writes that row's, right after the
+ * row reached the CSV (mb_end, with the row measured); mb_raw_discard drops
+ * those of tests that never ended.  reference: the lines are a paired
+ * reference's (test k->ref_test, method "reference"), else the row's own. */
 int mb_raw_open(struct mb_run *run, char *err, size_t len); /* header into its file aside, locked (outputs.c) */
 void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb_row *row, int reference,
                   const double *mine, long n);
-int mb_raw_flush(struct mb_run *run); /* 0, or -1 (errno) */
+int mb_raw_flush(struct mb_run *run, const struct mb_row *row); /* 0, or -1 (errno) */
 void mb_raw_discard(void);
 void mb_raw_release(void);
 
@@ -181,7 +181,8 @@ int mb_trace_end(struct mb_run *run, char *err, size_t len);
 /* order.c: --order */
 void mb_permutation(unsigned long long seed, int *perm, int n); /* seeded Fisher-Yates */
 void mb_order_seed(struct mb_run *run); /* every rank agrees on the seed (collective over world) */
-void mb_order_insert(struct mb_run *run, struct mb_row *row); /* into run->rows at its fixed-order place */
+void mb_order_mark(const struct mb_run *run, struct mb_row *row); /* row->order: where the loops are now */
+void mb_order_insert(struct mb_run *run, const struct mb_row *row); /* into run->rows at row->order's place */
 void mb_order_free(struct mb_run *run);
 
 /* measure.c: what ends a test's repetitions after n samples ("ci",
@@ -191,12 +192,14 @@ const char *mb_stop_reason(const struct mb_opts *o, long n, double ratio, double
 
 /* rounds.c: the rounds file of mb_measure_group (rank 0).  mb_rounds_begin
  * opens it at the first group (mb_beside: CSV stem + "-rounds.csv"; the JSON names it and the seed);
- * mb_rounds_write appends one group's samples, after its rows are in the
- * CSV: t[j][r] is member j's slowest-rank time in kept round r, pos[j][r]
- * its place in that round's order, row[j] its 1-based data row in the CSV. */
+ * mb_rounds_keep holds one group's samples (a copy: t[j][r] is member j's slowest-rank time in kept round r,
+ * pos[j][r] its place in that round's order) until its rows are in the CSV: mb_rounds_ended (mb_end) notes
+ * each row's 1-based data row, and after the group's last row the samples go out.  A group kept while the
+ * last one's rows had not all ended replaces it. */
 void mb_rounds_begin(struct mb_run *run, unsigned long long seed);
-void mb_rounds_write(const struct mb_run *run, long group, int n, const int *row, const double *const *t,
-                     const int *const *pos, long nrounds);
+void mb_rounds_keep(long group, int n, const struct mb_row *rows, const double *const *t, const int *const *pos,
+                    long nrounds);
+void mb_rounds_ended(const struct mb_run *run, const struct mb_row *row);
 
 /* findings.c: rank 0, after MPI_Finalize: stdout ends with the run's
  * findings from the analysis package (or the command that gives them). */

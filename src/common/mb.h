@@ -125,7 +125,7 @@ struct mb_row {
     /* Every other setting that changes what is measured, canonical
      * "key=value;key=value" sorted by key (mb_param); empty where none. */
     char params[1024];
-    int order[MB_ORDER_DEPTH]; /* the row's place in --order fixed (harness-filled) */
+    int order[MB_ORDER_DEPTH]; /* the row's place in --order fixed: run->order_path at mb_begin (harness-filled) */
     int neighbors, periodic, threads;
     long long bytes;
     double sent_bytes; /* bytes one process sends per operation (for mbps); 0: no mbps */
@@ -145,7 +145,8 @@ struct mb_row {
     int slowest_rank;
     const char *verified; /* "yes", "no" or "" */
     int na;
-    double wall; /* seconds the whole test took (progress line) */
+    double wall;    /* seconds the whole test took (progress line) */
+    double t_begin; /* MPI_Wtime() at mb_begin; a group's row: set so its wall is its share of the group's (harness) */
     int overlap; /* an overlap row (--overlap): the harness wrote overlap_pct= and its times into params */
 };
 
@@ -191,7 +192,7 @@ struct mb_run {
     unsigned long long order_draws;
     int warned_binding;
     char *cmdline_json;  /* argv as a JSON array */
-    double t_start, test_t0;
+    double t_start;
     char start_utc[32];
 };
 
@@ -279,14 +280,13 @@ int mb_measure(struct mb_run *run, const struct mb_kernel *k, struct mb_row *row
  * the JSON's rounds_seed).  It stops when every member's interval meets the
  * rule, at --max-reps rounds, or when the sum of the members' budgets is
  * spent; a round some member started late (--sync window) is dropped for
- * all.  Each row is filled as mb_measure fills it (reps: the rounds kept),
- * then written (mb_end: the caller calls mb_begin for each member, never
- * mb_end), and the rounds' samples go to the rounds file after the rows.
- * Collective over world (every rank calls it, as mb_measure); the members'
- * communicators must hold the same processes.  rows[j].order: the member's
- * place in the fixed order (a copy of run->order_path after its mb_order
- * calls), restored when its row is written.  Returns how many members
- * failed verification. */
+ * all.  Each row is filled as mb_measure fills it (reps: the rounds kept);
+ * the caller calls mb_begin for each member before and mb_end for each row
+ * after, as for mb_measure, and the rounds' samples go to the rounds file
+ * once the last of the rows has ended.  Collective over world (every rank
+ * calls it, as mb_measure); the members' communicators must hold the same
+ * processes.  Each row keeps the place in the fixed order its mb_begin gave
+ * it (run->order_path then).  Returns how many members failed verification. */
 int mb_measure_group(struct mb_run *run, const struct mb_kernel *k, struct mb_row *rows, int n);
 /* Marks a row not applicable; the reason goes to the CSV ("n/a: reason"). */
 void mb_na(struct mb_run *run, struct mb_row *row, const char *fmt, ...)
@@ -299,6 +299,10 @@ void mb_param(struct mb_row *row, const char *key, const char *fmt, ...) __attri
  * as given or defaulted, in canonical form (sizes in bytes, lists in the
  * option's order). */
 void mb_param_opt(const struct mb_run *run, struct mb_row *row, const char *option);
+/* A row's params read back: the value of key (a pointer into params, *len its length; len may be NULL),
+ * or NULL where params has no such pair; and whether params holds key=value exactly. */
+const char *mb_param_get(const char *params, const char *key, size_t *len);
+int mb_param_is(const char *params, const char *key, const char *value);
 /* Adds "key": raw_json to the run's metadata (rank 0; shown in the JSON). */
 void mb_meta_add(struct mb_run *run, const char *key, const char *raw_json);
 /* Rank 0: the caveats every report prints under its heading, loudly: an
@@ -410,6 +414,12 @@ double mb_tick_seconds(void);
  * (mb_kernel.compute_s), else it only counts the call. */
 void mb_compute(void);
 long mb_compute_calls(void); /* mb_compute calls so far: a method that never calls it has nothing to overlap */
+/* --overlap: an operation measured again with computation is a row of its own.  mb_overlap_row makes it
+ * from the ordinary row, measured (what names it: test, method, comm, params, place in the fixed order,
+ * stencil, threads, sizes; nothing measured), before its mb_begin; mb_overlap_compute_s is what its
+ * mb_kernel.compute_s is: --overlap x the ordinary row's median (1 ns where that is 0). */
+void mb_overlap_row(const struct mb_row *plain, struct mb_row *ov);
+double mb_overlap_compute_s(const struct mb_run *run, const struct mb_row *plain);
 /* OMB's and IMB-NBC's overlap share, in %: 100 max(0, min(1, (t_pure + t_cpu - t_ovrl) / t_pure)) */
 double mb_overlap_pct(double t_pure, double t_cpu, double t_ovrl);
 /* A dependent chain of n multiply-adds (the computation), and how many of

@@ -1,7 +1,8 @@
 /* The timing loop: verify, warm up, calibrate K, then repetitions of K
  * iterations, each started by a barrier or at an agreed instant on
- * synchronised clocks (--sync window, sync.c), until the median is known
- * well enough.  Every decision is taken from values all ranks share (after
+ * synchronised clocks (--sync window: the start strategies, start.h), each
+ * yielding what its variant measures (struct yield: its time, a paired
+ * reference, the overlap triple), until the median is known well enough.  Every decision is taken from values all ranks share (after
  * an allreduce), so all ranks always take the same branch.
  *
  * One loop for one test (mb_measure) and for a group of tests measured
@@ -11,6 +12,7 @@
  * can pair them (docs/measurement.md, "Paired comparisons"; the rounds
  * file, rounds.c).  A single test is the group of one. */
 #include "internal.h"
+#include "start.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -158,8 +160,6 @@ const char *mb_stop_reason(const struct mb_opts *o, long n, double ratio, double
     return NULL;
 }
 
-#define LATE 1e9 /* seconds added to a repetition some rank started late (--sync window) */
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -217,33 +217,124 @@ static int sizes_left(const struct mb_opts *o, long long bytes)
     return n;
 }
 
-/* The time between window starts, from one repetition's wall time (slowest
- * rank): room for a slower repetition, the clock error and the wait. */
-static double window_length(double wall) { return 1.25 * wall + 4 * mb_sync_error() + 20e-6; }
+/* The kinds of sample a repetition can yield, in the order of their blocks in a batch's reduction. */
+enum kind { TIME, REF, PURE, CPU, KINDS };
+
+struct member;
+/* What one repetition of a member measures: the variants of the one loop.  Its time first (started by the
+ * start strategy, start.h), then, each after a barrier so that they share the machine's moment, the
+ * samples the variant pairs with it; the kept rounds hold every kind, the slowest rank's and this rank's. */
+struct yield {
+    unsigned kinds; /* 1 << kind for each kind it yields */
+    int runs;       /* timed runs per repetition: what a round costs */
+    /* the samples after the time, per iteration, into s[kind]; extra: a drift fault's seconds (0: none) */
+    void (*more)(const struct mb_kernel *k, long K, double extra, double *s);
+    double (*time)(const double *s); /* the repetition's time from its samples */
+    /* what the row gets besides its time's statistics (median: theirs), before rank_stats sorts mine */
+    void (*row)(struct mb_run *run, const struct member *m, long n, double median);
+};
 
 /* One test being measured: mb_measure has one, mb_measure_group several
  * (interleaved: each round runs every member once).  The kept samples are
- * the rounds every member kept, in round order (all, mine, refs, pos) and
- * sorted (sorted). */
+ * the rounds every member kept, in round order (all but sorted). */
 struct member {
     const struct mb_kernel *k;
     struct mb_row *row;
+    const struct yield *y;
     long K;
-    int pair;              /* a paired reference (ref_timed) */
-    int ovl;               /* an overlap measurement (compute_s): t_pure and t_cpu paired with each repetition */
     int failed;            /* verification */
     double delay;          /* a delay fault's fraction (MPIMB_FAULT, tests), else 0 */
     double drift;          /* a drift fault's seconds per step (MPIMB_FAULT, tests), else 0 */
     double rep[2];         /* one repetition's time and wall time at K (slowest rank) */
     double budget;         /* this test's own budget (the group's is the sum) */
-    double w;              /* window length (--sync window) */
-    double slowest;        /* this rank's longest windowed repetition of the batch */
     double busy;           /* this rank's seconds in this member (progress line) */
-    double *all, *sorted, *mine, *refs; /* slowest rank's sample per kept round, sorted; this rank's; reference's */
-    double *loop, *ref;    /* paired: this rank's loop and reference times per kept round (the raw file) */
-    double *pure, *cpu;    /* overlap: t_pure and t_cpu per kept round (slowest rank's) */
-    int *pos;              /* the member's position in each kept round's order */
+    double *all, *sorted, *mine;       /* the repetition's time: the slowest rank's, sorted; this rank's */
+    double *slow[KINDS], *own[KINDS]; /* each kind of sample it yields: the slowest rank's; this rank's */
+    int *pos;                          /* the member's position in each kept round's order */
 };
+
+/* ---- the plain variant: the kernel's time */
+static double time_of(const double *s) { return s[TIME]; }
+
+static void plain_row(struct mb_run *run, const struct member *m, long n, double median)
+{
+    (void)median;
+    mb_raw_write(run, m->k, m->row, 0, m->mine, n);
+}
+
+static const struct yield plain = {1u << TIME, 1, NULL, time_of, plain_row};
+
+/* ---- paired (mb_kernel.ref_timed, collectives --timing subtract): the kernel's time less its reference's,
+ * at least 0 (a negative one is the reference's noise); order statistics commute with that clamp, so the
+ * median's interval is the difference's.  The reference shares the repetition's drift. */
+static void paired_more(const struct mb_kernel *k, long K, double extra, double *s)
+{
+    MPI_Barrier(k->comm);
+    double r = k->ref_timed(k->state, K);
+    s[REF] = (extra > 0 ? r + mb_busy(extra) : r) / (double)K;
+}
+
+static double paired_time(const double *s) { return fmax(0, s[TIME] - s[REF]); }
+
+/* the reference's median; the loop's and the reference's own times, as measured (docs/results-format.md) */
+static void paired_row(struct mb_run *run, const struct member *m, long n, double median)
+{
+    (void)median;
+    if (m->k->ref_median) {
+        struct mb_stats rs;
+        mb_stats_compute(m->slow[REF], (int)n, &rs);
+        *m->k->ref_median = rs.median;
+    }
+    mb_raw_write(run, m->k, m->row, 0, m->own[TIME], n);
+    mb_raw_write(run, m->k, m->row, 1, m->own[REF], n);
+}
+
+static const struct yield paired = {1u << TIME | 1u << REF, 2, paired_more, paired_time, paired_row};
+
+/* ---- overlap (mb_kernel.compute_s): t_ovrl, then the operation alone (t_pure) and the computation alone
+ * (t_cpu), the same moment's */
+static void overlap_more(const struct mb_kernel *k, long K, double extra, double *s)
+{
+    (void)extra;
+    MPI_Barrier(k->comm);
+    s[PURE] = run_with(k, K, 0) / (double)K;
+    MPI_Barrier(k->comm);
+    s[CPU] = compute_alone(k->compute_s, K) / (double)K;
+}
+
+/* the row's time is t_ovrl; t_pure, t_cpu, the share (overlap.c) and the time hidden go to params */
+static void overlap_row(struct mb_run *run, const struct member *m, long n, double median)
+{
+    struct mb_row *row = m->row;
+    mb_raw_write(run, m->k, row, 0, m->mine, n);
+    struct mb_stats ps, cs, hs;
+    /* the time hidden, paired per repetition (t_pure + t_cpu - t_ovrl of the same moment), its median's 95 %
+     * interval the judgement (docs/measurement.md): before the stats below sort pure and cpu */
+    double *hid = malloc((size_t)(n > 0 ? n : 1) * sizeof *hid);
+    for (long i = 0; i < n; i++) hid[i] = m->slow[PURE][i] + m->slow[CPU][i] - m->all[i];
+    mb_stats_compute(hid, (int)n, &hs);
+    free(hid);
+    mb_stats_compute(m->slow[PURE], (int)n, &ps);
+    mb_stats_compute(m->slow[CPU], (int)n, &cs);
+    mb_param(row, "overlap", "%g", run->opts.overlap);
+    mb_param(row, "pure_s", "%.9g", ps.median);
+    mb_param(row, "cpu_s", "%.9g", cs.median);
+    mb_param(row, "overlap_pct", "%.9g", mb_overlap_pct(ps.median, cs.median, median));
+    mb_param(row, "hidden_s", "%.9g", hs.median);
+    if (isfinite(hs.ci_lo)) { /* from MB_CI_MIN_REPS repetitions */
+        mb_param(row, "hidden_ci_lo_s", "%.9g", hs.ci_lo);
+        mb_param(row, "hidden_ci_hi_s", "%.9g", hs.ci_hi);
+    }
+    row->overlap = 1;
+}
+
+static const struct yield overlap = {1u << TIME | 1u << PURE | 1u << CPU, 3, overlap_more, time_of, overlap_row};
+
+/* A kernel's variant (a reference and an overlap measurement are not both asked for). */
+static const struct yield *yield_of(const struct mb_kernel *k)
+{
+    return k->ref_timed ? &paired : k->compute_s > 0 ? &overlap : &plain;
+}
 
 /* Verification, warm-up, the sweep's share, calibration: each member on its own. */
 /* The run fails; the first failed row is named in its closing line. */
@@ -263,8 +354,7 @@ static int prepare(struct mb_run *run, struct member *m, int grouped)
         mb_row_desc(run, row, desc, sizeof desc);
         mb_watchdog_arm(o->timeout, desc);
     }
-    m->pair = k->ref_timed != NULL;
-    m->ovl = k->compute_s > 0;
+    m->y = yield_of(k);
     m->delay = mb_fault_delay(row);
     m->drift = mb_fault_drift(row);
     if (o->verify && k->fill && k->check) {
@@ -290,7 +380,7 @@ static int prepare(struct mb_run *run, struct member *m, int grouped)
     int want_sync = o->sync == MB_SYNC_WINDOW || (o->sync == MB_SYNC_AUTO && (run->prog->flags & MB_WINDOW_BY_DEFAULT)), size;
     MPI_Comm_size(k->comm, &size);
     want_sync = want_sync && size == run->nprocs; /* the clocks are the world's: only tests every rank runs */
-    want_sync = want_sync && !m->pair && !m->ovl; /* a pair (or three) per repetition: barrier starts */
+    want_sync = want_sync && m->y == &plain; /* a pair (or three) per repetition: barrier starts */
     m->K = min_rep > 0 ? calibrate(k, min_rep > tick100 ? min_rep : tick100, sw ? sw->K : 0, m->rep) : 1;
     m->busy = MPI_Wtime() - b0;
     return want_sync;
@@ -307,14 +397,10 @@ static void grow(struct member *m, int n, long need, long *room)
         m[j].sorted = realloc(m[j].sorted, b);
         m[j].mine = realloc(m[j].mine, b);
         m[j].pos = realloc(m[j].pos, (size_t)*room * sizeof(int));
-        if (m[j].pair) {
-            m[j].refs = realloc(m[j].refs, b);
-            m[j].loop = realloc(m[j].loop, b);
-            m[j].ref = realloc(m[j].ref, b);
-        }
-        if (m[j].ovl) {
-            m[j].pure = realloc(m[j].pure, b);
-            m[j].cpu = realloc(m[j].cpu, b);
+        for (int c = 0; c < KINDS; c++) {
+            if (!(m[j].y->kinds >> c & 1)) continue;
+            m[j].slow[c] = realloc(m[j].slow[c], b);
+            m[j].own[c] = realloc(m[j].own[c], b);
         }
     }
 }
@@ -335,172 +421,208 @@ struct outcome {
     int window;
 };
 
+/* One batch's samples as the loop reduces them: one array, so that a batch costs one allreduce.  A block
+ * of n x batch for each kind some member yields (member j's round i at j * batch + i), then the seconds
+ * elapsed and the start strategy's share. */
+struct batch {
+    long at[KINDS], ext, len, room; /* at[kind]: its block, -1 where no member yields it; ext: the elapsed time */
+    double *loc, *got, *tmp;        /* this rank's; the maximum over ranks (the slowest rank's); merge scratch */
+};
+
+static void lay_out(struct batch *b, unsigned kinds, int n, long batch)
+{
+    b->ext = 0;
+    for (int c = 0; c < KINDS; c++) {
+        b->at[c] = kinds >> c & 1 ? b->ext : -1;
+        if (kinds >> c & 1) b->ext += (long)n * batch;
+    }
+    b->len = b->ext + 1 + MB_START_SHARE(n);
+    if (b->len <= b->room) return;
+    b->room = 2 * b->len;
+    b->loc = realloc(b->loc, (size_t)b->room * sizeof *b->loc);
+    b->got = realloc(b->got, (size_t)b->room * sizeof *b->got);
+    b->tmp = realloc(b->tmp, (size_t)b->room * sizeof *b->tmp);
+}
+
+/* The loop's state across batches. */
+struct loop {
+    const struct mb_opts *o;
+    MPI_Comm comm;            /* the first member's: every member's has the same processes */
+    struct mb_start *start;   /* how repetitions start */
+    struct batch b;
+    unsigned kinds;           /* the kinds any member yields */
+    double budget, elapsed;   /* the group's budget (the members' sum); seconds since t0, slowest rank */
+    long nk, batch, room, rejected, drawn; /* rounds kept; this batch's; arrays' room; rounds dropped; orders drawn */
+    int *perm, *at, *late;    /* a round's order; each member's place in it; members some rank started late */
+    double *busy;             /* each member's time per repetition, for the next batch's size */
+    const char *stop;
+};
+
+static void loop_open(struct loop *L, struct mb_run *run, struct member *m, int n, int window)
+{
+    L->o = &run->opts;
+    L->comm = m[0].k->comm;
+    L->batch = L->o->reps;
+    L->perm = malloc((size_t)n * sizeof *L->perm);
+    L->at = malloc((size_t)n * sizeof *L->at);
+    L->late = malloc((size_t)n * sizeof *L->late);
+    L->busy = malloc((size_t)n * sizeof *L->busy);
+    for (int j = 0; j < n; j++) {
+        L->budget += m[j].budget;
+        L->kinds |= m[j].y->kinds;
+        L->busy[j] = m[j].rep[1]; /* one repetition's wall time: the windows' first length */
+    }
+    L->start = mb_start_open(run, L->comm, window, L->busy, n);
+}
+
+/* Member x's repetition in round i: started by the strategy, its time, then its variant's other samples. */
+static void repetition(struct loop *L, struct member *x, int j, long i, double extra)
+{
+    const struct mb_kernel *k = x->k;
+    double s[KINDS] = {0};
+    L->start->ops->wait(L->start, k->comm, j);
+    s[TIME] = L->start->ops->taken(L->start, j, run_rep(k, x->K, x->delay, extra) / (double)x->K);
+    if (x->y->more) x->y->more(k, x->K, extra, s);
+    for (int c = 0; c < KINDS; c++)
+        if (x->y->kinds >> c & 1) L->b.loc[L->b.at[c] + j * L->batch + i] = s[c];
+}
+
+/* The batch's rounds: every member once per round, in a seeded shuffled order (the same on every rank). */
+static void rounds(struct loop *L, struct member *m, int n, unsigned long long seed)
+{
+    for (long i = 0; i < L->batch; i++) {
+        if (n > 1) {
+            mb_permutation(mix(seed + (unsigned long long)L->drawn), L->perm, n);
+        } else {
+            L->perm[0] = 0;
+        }
+        L->drawn++;
+        mb_start_round(L->start, i);
+        for (int p = 0; p < n; p++) {
+            struct member *x = &m[L->perm[p]];
+            double b0 = MPI_Wtime();
+            double extra = mb_fault_drift_step(x->drift); /* this repetition's and its reference's */
+            L->at[L->perm[p]] = p;
+            repetition(L, x, L->perm[p], i, extra);
+            x->busy += MPI_Wtime() - b0;
+        }
+        for (int j = 0; j < n; j++) m[j].pos[L->nk + i] = L->at[j]; /* kept with the samples below */
+    }
+}
+
+/* A repetition's time is the slowest rank's; reduced outside the timed region, once per batch.  A
+ * repetition some rank started late is MB_LATE longer here, on every rank. */
+static void reduce(struct loop *L, double t0)
+{
+    struct batch *b = &L->b;
+    b->loc[b->ext] = MPI_Wtime() - t0;
+    L->start->ops->share(L->start, b->loc + b->ext + 1);
+    MPI_Allreduce(b->loc, b->got, (int)b->len, MPI_DOUBLE, MPI_MAX, L->comm);
+    L->elapsed = b->got[b->ext];
+    L->start->ops->shared(L->start, b->got + b->ext + 1);
+}
+
+/* Keeps the batch's rounds no member started late, as every member's kept round nk + v; returns v. */
+static long keep(struct loop *L, struct member *m, int n)
+{
+    const struct batch *b = &L->b;
+    long v = 0, nb = L->batch;
+    for (int j = 0; j < n; j++) {
+        L->late[j] = 0;
+        mb_phases_batch(m[j].k); /* --phases: each repetition's phases, the slowest rank's (phases.c) */
+    }
+    for (long i = 0; i < nb; i++) {
+        int late = 0;
+        for (int j = 0; j < n; j++) {
+            int lj = b->got[b->at[TIME] + j * nb + i] >= MB_LATE;
+            L->late[j] |= lj;
+            late |= lj;
+        }
+        if (late) continue;
+        for (int j = 0; j < n; j++) {
+            struct member *x = &m[j];
+            const long r = L->nk + v;
+            double g[KINDS] = {0}, l[KINDS] = {0};
+            for (int c = 0; c < KINDS; c++) {
+                if (!(x->y->kinds >> c & 1)) continue;
+                x->slow[c][r] = g[c] = b->got[b->at[c] + j * nb + i];
+                x->own[c][r] = l[c] = b->loc[b->at[c] + j * nb + i];
+            }
+            x->all[r] = x->y->time(g);
+            x->mine[r] = x->y->time(l);
+            x->pos[r] = x->pos[L->nk + i];
+            mb_phases_keep(x->k, i);
+        }
+        v++;
+    }
+    L->rejected += nb - v;
+    L->start->ops->adapt(L->start, L->o, L->late, nb, nb - v);
+    return v;
+}
+
+/* The stopping rule on every member's interval, and the next batch: the interval narrows as 1/sqrt(n),
+ * so what should reach the target, with a margin, but at most half again, and not past the budget or
+ * the cap. */
+static void judge(struct loop *L, struct member *m, int n, long v)
+{
+    const struct mb_opts *o = L->o;
+    const long nk = L->nk, ci_floor = o->reps > MB_CI_MIN_REPS ? o->reps : MB_CI_MIN_REPS, cap = o->max_reps;
+    double ratio = nk + v > 0 ? 0 : INFINITY;
+    for (int j = 0; j < n; j++) {
+        struct member *x = &m[j];
+        memcpy(L->b.tmp, x->all + nk, (size_t)v * sizeof *L->b.tmp);
+        merge(x->sorted, nk, L->b.tmp, v);
+        if (nk + v > 0) ratio = fmax(ratio, ci_ratio(x->sorted, nk + v, o->rel_ci));
+        L->busy[j] = nk + v > 0 ? x->sorted[(nk + v) / 2] * (double)x->K * x->y->runs : 0;
+    }
+    double per_round = L->start->ops->round_time(L->start, L->busy);
+    L->nk = nk + v;
+    L->stop = mb_stop_reason(o, L->nk, ratio, L->elapsed, L->budget);
+    if (L->stop) return;
+    long fit = (long)((L->budget - L->elapsed) / per_round) + 1, k = L->nk, batch;
+    double want = ceil((double)k * (ratio * ratio - 1) * 1.2);
+    batch = k < ci_floor ? ci_floor - k : k / 2 > 1 ? k / 2 : 1;
+    if (k >= ci_floor && want < batch) batch = want > 2 ? (long)want : 2;
+    if (k >= o->reps && batch > fit) batch = fit;
+    if (batch > cap - k) batch = cap - k;
+    L->batch = batch;
+}
+
+static void loop_close(struct loop *L)
+{
+    mb_start_close(L->start);
+    free(L->b.loc);
+    free(L->b.got);
+    free(L->b.tmp);
+    free(L->perm);
+    free(L->at);
+    free(L->late);
+    free(L->busy);
+}
+
 /* The one timing loop: batches of rounds; in each round every member does
  * one repetition of its K iterations, in a seeded shuffled order (n > 1),
- * started by a barrier over its communicator or at its agreed instant
- * (window).  The samples are reduced once per batch over the first
- * member's communicator (every member's has the same processes); a round
- * in which some member started late is dropped for every member, so the
+ * started as its start strategy starts it (start.h: a barrier over its
+ * communicator, or its agreed instant on a window).  The samples are
+ * reduced once per batch over the first member's communicator; a round in
+ * which some member started late is dropped for every member, so the
  * members' samples stay paired by round.  Stops when every member's
  * interval meets the rule (mb_stop_reason), at --max-reps rounds, or when
  * the group's budget (the sum of the members') is spent. */
 static void repeat(struct mb_run *run, struct member *m, int n, double t0, int window, unsigned long long seed,
                    struct outcome *out)
 {
-    const struct mb_opts *o = &run->opts;
-    MPI_Comm comm = m[0].k->comm;
-    double budget = 0, W = 0, start = 0; /* the group's budget; one round's windows; the next batch's first start */
-    int anypair = 0, anyovl = 0;
-    for (int j = 0; j < n; j++) {
-        budget += m[j].budget;
-        anypair |= m[j].pair;
-        anyovl |= m[j].ovl;
+    struct loop L = {0};
+    loop_open(&L, run, m, n, window);
+    while (!L.stop) {
+        grow(m, n, L.nk + L.batch, &L.room);
+        lay_out(&L.b, L.kinds, n, L.batch);
+        rounds(&L, m, n, seed);
+        reduce(&L, t0);
+        judge(&L, m, n, keep(&L, m, n));
     }
-    if (window) {
-        mb_sync_refresh(run);
-        for (int j = 0; j < n; j++) W += m[j].w = o->window_us > 0 ? o->window_us * 1e-6 : window_length(m[j].rep[1]);
-        double now = mb_sync_now();
-        MPI_Allreduce(&now, &start, 1, MPI_DOUBLE, MPI_MAX, comm);
-        start += 2 * W + 50e-6; /* every rank has left the allreduce by then */
-    }
-
-    const long ci_floor = o->reps > MB_CI_MIN_REPS ? o->reps : MB_CI_MIN_REPS;
-    long cap = o->max_reps, nk = 0, batch = o->reps, room = 0, lroom = 0, rejected = 0, drawn = 0;
-    /* loc: [member j, round i] times at j * batch + i, references after them, overlap's t_pure then t_cpu
-     * after those, then elapsed, now, slowest per member */
-    double *loc = NULL, *got = NULL, *tmp = NULL;
-    int *perm = malloc((size_t)n * sizeof *perm), *at = malloc((size_t)n * sizeof *at);
-    const char *stop = NULL;
-    double elapsed = 0;
-    while (!stop) {
-        grow(m, n, nk + batch, &room);
-        const long refs0 = (long)n * batch, ovl0 = (1 + anypair) * refs0, ext = ovl0 + 2 * anyovl * refs0;
-        if (ext + 2 + n > lroom) {
-            lroom = 2 * (ext + 2 + n);
-            loc = realloc(loc, (size_t)lroom * sizeof *loc);
-            got = realloc(got, (size_t)lroom * sizeof *got);
-            tmp = realloc(tmp, (size_t)lroom * sizeof *tmp);
-        }
-        for (int j = 0; j < n; j++) m[j].slowest = 0;
-        for (long i = 0; i < batch; i++) {
-            if (n > 1) {
-                mb_permutation(mix(seed + (unsigned long long)drawn), perm, n);
-            } else {
-                perm[0] = 0;
-            }
-            drawn++;
-            double off = 0; /* the round's windows, in its order */
-            for (int p = 0; p < n; p++) {
-                struct member *x = &m[perm[p]];
-                const struct mb_kernel *k = x->k;
-                double b0 = MPI_Wtime(), *t = &loc[perm[p] * batch + i];
-                double extra = mb_fault_drift_step(x->drift); /* this repetition's and its reference's */
-                at[perm[p]] = p;
-                if (window) { /* start at the agreed instant; arriving after it spoils the round */
-                    double target = mb_sync_local(start + (double)i * W + off);
-                    int late = mb_sync_clock() > target;
-                    mb_sync_wait(target);
-                    double s = run_rep(k, x->K, x->delay, extra) / (double)x->K, wall = mb_sync_clock() - target;
-                    *t = late ? s + LATE : s;
-                    if (wall > x->slowest) x->slowest = wall;
-                    off += x->w;
-                } else {
-                    MPI_Barrier(k->comm);
-                    *t = run_rep(k, x->K, x->delay, extra) / (double)x->K;
-                    if (x->pair) {
-                        MPI_Barrier(k->comm);
-                        double r = k->ref_timed(k->state, x->K);
-                        loc[refs0 + perm[p] * batch + i] = (extra > 0 ? r + mb_busy(extra) : r) / (double)x->K;
-                    }
-                    if (x->ovl) { /* the operation alone, then the computation alone: the same moment's */
-                        MPI_Barrier(k->comm);
-                        loc[ovl0 + perm[p] * batch + i] = run_with(k, x->K, 0) / (double)x->K;
-                        MPI_Barrier(k->comm);
-                        loc[ovl0 + refs0 + perm[p] * batch + i] = compute_alone(k->compute_s, x->K) / (double)x->K;
-                    }
-                }
-                x->busy += MPI_Wtime() - b0;
-            }
-            /* this round's positions, kept with the samples below (the same on every rank) */
-            for (int j = 0; j < n; j++) m[j].pos[nk + i] = at[j];
-        }
-        loc[ext] = MPI_Wtime() - t0;
-        loc[ext + 1] = window ? mb_sync_now() : 0;
-        for (int j = 0; j < n; j++) loc[ext + 2 + j] = m[j].slowest;
-        /* a repetition's time is the slowest rank's; reduced outside the timed region.
-         * A repetition some rank started late is LATE longer here, on every rank. */
-        MPI_Allreduce(loc, got, (int)(ext + 2 + n), MPI_DOUBLE, MPI_MAX, comm);
-        for (int j = 0; j < n; j++) mb_phases_batch(m[j].k);
-        elapsed = got[ext];
-        start = got[ext + 1] + 2 * W + 50e-6;
-        long v = 0;
-        int widen = 0;
-        for (long i = 0; i < batch; i++) {
-            int late = 0;
-            for (int j = 0; j < n; j++) late |= got[j * batch + i] >= LATE;
-            if (late) continue;
-            for (int j = 0; j < n; j++) {
-                struct member *x = &m[j];
-                double g = got[j * batch + i], l = loc[j * batch + i];
-                /* paired: the difference, at least 0 (a negative one is the reference's noise); order
-                 * statistics commute with that clamp, so the median's interval is the difference's */
-                if (x->pair) {
-                    double gr = got[refs0 + j * batch + i], lr = loc[refs0 + j * batch + i];
-                    x->loop[nk + v] = l;
-                    x->ref[nk + v] = lr;
-                    g = fmax(0, g - gr);
-                    l = fmax(0, l - lr);
-                    x->refs[nk + v] = gr;
-                }
-                if (x->ovl) {
-                    x->pure[nk + v] = got[ovl0 + j * batch + i];
-                    x->cpu[nk + v] = got[ovl0 + refs0 + j * batch + i];
-                }
-                x->all[nk + v] = g;
-                x->mine[nk + v] = l;
-                x->pos[nk + v] = x->pos[nk + i];
-                mb_phases_keep(x->k, i);
-            }
-            v++;
-        }
-        rejected += batch - v;
-        if (window && batch - v > batch / 4 && !(o->window_us > 0)) widen = 1;
-        double ratio = nk + v > 0 ? 0 : INFINITY, per_round = window ? 0 : 1e-6 * n;
-        for (int j = 0; j < n; j++) {
-            struct member *x = &m[j];
-            if (widen) { /* too tight: as long as the slowest, and more (the members that started late) */
-                int was_late = 0;
-                for (long i = 0; i < batch; i++) was_late |= got[j * batch + i] >= LATE;
-                if (was_late) x->w = fmax(1.5 * x->w, window_length(got[ext + 2 + j]));
-            }
-            memcpy(tmp, x->all + nk, (size_t)v * sizeof *tmp);
-            merge(x->sorted, nk, tmp, v);
-            if (nk + v > 0) ratio = fmax(ratio, ci_ratio(x->sorted, nk + v, o->rel_ci));
-            if (window || nk + v > 0) per_round += window ? x->w : x->sorted[(nk + v) / 2] * (double)x->K * (1 + x->pair + 2 * x->ovl);
-        }
-        if (widen) {
-            W = 0;
-            for (int j = 0; j < n; j++) W += m[j].w;
-        }
-        nk += v;
-        stop = mb_stop_reason(o, nk, ratio, elapsed, budget);
-        if (!stop) {
-            /* the interval narrows as 1/sqrt(n): what should reach the target, with a
-             * margin, but at most half again, and not past the budget or the cap */
-            long fit = (long)((budget - elapsed) / per_round) + 1;
-            double want = ceil((double)nk * (ratio * ratio - 1) * 1.2);
-            batch = nk < ci_floor ? ci_floor - nk : nk / 2 > 1 ? nk / 2 : 1;
-            if (nk >= ci_floor && want < batch) batch = want > 2 ? (long)want : 2;
-            if (nk >= o->reps && batch > fit) batch = fit;
-            if (batch > cap - nk) batch = cap - nk;
-        }
-    }
-    free(loc);
-    free(got);
-    free(tmp);
-    free(perm);
-    free(at);
-    *out = (struct outcome){.n = nk, .rejected = rejected, .elapsed = elapsed, .window = window};
+    loop_close(&L);
+    *out = (struct outcome){.n = L.nk, .rejected = L.rejected, .elapsed = L.elapsed, .window = window};
 }
 
 /* Fills a member's row from its samples (raw output first: rank_stats sorts mine). */
@@ -511,39 +633,8 @@ static void finish(struct mb_run *run, struct member *m, const struct outcome *r
     long n = r->n;
     struct mb_stats s;
     mb_stats_compute(m->sorted, (int)n, &s);
-    if (m->pair && k->ref_median) {
-        struct mb_stats rs;
-        mb_stats_compute(m->refs, (int)n, &rs);
-        *k->ref_median = rs.median;
-    }
-    if (m->pair) { /* the loop's and the reference's own times, as measured (docs/results-format.md) */
-        mb_raw_write(run, k, row, 0, m->loop, n);
-        mb_raw_write(run, k, row, 1, m->ref, n);
-    } else {
-        mb_raw_write(run, k, row, 0, m->mine, n);
-    }
+    m->y->row(run, m, n, s.median); /* the raw output first: rank_stats sorts mine */
     rank_stats(k, m->mine, n, &s);
-    if (m->ovl) { /* the row's time is t_ovrl; t_pure and t_cpu and the share (overlap.c) go to params */
-        struct mb_stats ps, cs, hs;
-        /* the time hidden, paired per repetition (t_pure + t_cpu - t_ovrl of the same moment), its median's 95 %
-         * interval the judgement (docs/measurement.md): before the stats below sort pure and cpu */
-        double *hid = malloc((size_t)(n > 0 ? n : 1) * sizeof *hid);
-        for (long i = 0; i < n; i++) hid[i] = m->pure[i] + m->cpu[i] - m->all[i];
-        mb_stats_compute(hid, (int)n, &hs);
-        free(hid);
-        mb_stats_compute(m->pure, (int)n, &ps);
-        mb_stats_compute(m->cpu, (int)n, &cs);
-        mb_param(row, "overlap", "%g", run->opts.overlap);
-        mb_param(row, "pure_s", "%.9g", ps.median);
-        mb_param(row, "cpu_s", "%.9g", cs.median);
-        mb_param(row, "overlap_pct", "%.9g", mb_overlap_pct(ps.median, cs.median, s.median));
-        mb_param(row, "hidden_s", "%.9g", hs.median);
-        if (isfinite(hs.ci_lo)) { /* from MB_CI_MIN_REPS repetitions */
-            mb_param(row, "hidden_ci_lo_s", "%.9g", hs.ci_lo);
-            mb_param(row, "hidden_ci_hi_s", "%.9g", hs.ci_hi);
-        }
-        row->overlap = 1;
-    }
     row->iters = m->K;
     row->reps = n;
     row->t = s;
@@ -572,11 +663,10 @@ static void release(struct member *m, int n)
         free(m[j].all);
         free(m[j].sorted);
         free(m[j].mine);
-        free(m[j].refs);
-        free(m[j].loop);
-        free(m[j].ref);
-        free(m[j].pure);
-        free(m[j].cpu);
+        for (int c = 0; c < KINDS; c++) {
+            free(m[j].slow[c]);
+            free(m[j].own[c]);
+        }
         free(m[j].pos);
     }
     free(m);
@@ -691,30 +781,24 @@ int mb_measure_group(struct mb_run *run, const struct mb_kernel *k, struct mb_ro
     struct outcome r;
     double sync_error, budget = measure(run, m, n, seed, &r, &sync_error), done = MPI_Wtime();
     if (run->rank == 0) mb_rounds_begin(run, rounds_seed(run)); /* the JSON names the file before any row of it */
-    int failed = 0, *csv_row = malloc((size_t)n * sizeof *csv_row), path[MB_ORDER_DEPTH];
-    memcpy(path, run->order_path, sizeof path);
+    int failed = 0;
     for (int j = 0; j < n; j++) {
         finish(run, &m[j], &r, budget, sync_error);
         failed += m[j].failed;
-        /* the row takes its own place in the fixed order, and its own share of the wall time */
-        memcpy(run->order_path, rows[j].order, sizeof run->order_path);
-        run->test_t0 = MPI_Wtime() - m[j].busy - (MPI_Wtime() - done) / n;
-        mb_end(run, &rows[j]);
-        csv_row[j] = run->nrows; /* rank 0: its 1-based data row in the CSV */
+        /* the row's wall (mb_end): its own time, and its share of the group's since */
+        rows[j].t_begin = MPI_Wtime() - m[j].busy - (MPI_Wtime() - done) / n;
     }
-    memcpy(run->order_path, path, sizeof path);
-    if (run->rank == 0) { /* after the rows: a killed run never has samples of rows the CSV lacks */
+    if (run->rank == 0) { /* written once its rows are: a killed run never has samples of rows the CSV lacks */
         const double **t = malloc((size_t)n * sizeof *t);
         const int **pos = malloc((size_t)n * sizeof *pos);
         for (int j = 0; j < n; j++) {
             t[j] = m[j].all;
             pos[j] = m[j].pos;
         }
-        mb_rounds_write(run, g, n, csv_row, t, pos, r.n);
+        mb_rounds_keep(g, n, rows, t, pos, r.n);
         free(t);
         free(pos);
     }
-    free(csv_row);
     release(m, n);
     return failed;
 }

@@ -72,9 +72,13 @@ static int before(const int *a, const int *b)
     return 0;
 }
 
-void mb_order_insert(struct mb_run *run, struct mb_row *row)
+void mb_order_mark(const struct mb_run *run, struct mb_row *row)
 {
     memcpy(row->order, run->order_path, sizeof row->order);
+}
+
+void mb_order_insert(struct mb_run *run, const struct mb_row *row)
+{
     int p = run->nrows; /* after every row that is not later in the fixed order: stable */
     while (p > 0 && before(row->order, run->rows[p - 1].order)) p--;
     memmove(&run->rows[p + 1], &run->rows[p], (size_t)(run->nrows - p) * sizeof *run->rows);

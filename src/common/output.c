@@ -345,6 +345,16 @@ void mb_table_done(FILE *f, struct mb_table *t, const char *title, const char *c
 }
 
 /* "halocompare halo irecv-isend world 4-nbr periodic 16000 B": a row as the progress lines and warnings name it. */
+void mb_row_init(struct mb_row *row, const char *test, const char *method)
+{
+    *row = (struct mb_row){.neighbors = -1, .periodic = -1, .threads = -1, .bytes = -1, .verified = "",
+                           .reps_rejected = -1, .sync_error = -1, .cpu_pct = -1,
+                           .calls = -1, .total_bytes = -1, .slowest_rank = -1,
+                           .t = {.rank_min = -1, .rank_mean = -1}};
+    snprintf(row->test, sizeof row->test, "%s", test ? test : "");
+    snprintf(row->method, sizeof row->method, "%s", method ? method : "");
+}
+
 void mb_row_desc(const struct mb_run *run, const struct mb_row *r, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "%s %s", run->prog->name, r->test);

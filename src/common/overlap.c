@@ -14,6 +14,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <string.h>
 #include <time.h>
 
 /* A dependent chain of multiply-adds: cannot be vectorised or skipped, and
@@ -131,4 +132,22 @@ double mb_overlap_pct(double t_pure, double t_cpu, double t_ovrl)
 {
     if (!(t_pure > 0)) return 0;
     return 100 * fmax(0, fmin(1, (t_pure + t_cpu - t_ovrl) / t_pure));
+}
+
+void mb_overlap_row(const struct mb_row *plain, struct mb_row *ov)
+{
+    mb_row_init(ov, plain->test, plain->method);
+    memcpy(ov->comm, plain->comm, sizeof ov->comm);
+    memcpy(ov->params, plain->params, sizeof ov->params);
+    memcpy(ov->order, plain->order, sizeof ov->order);
+    ov->neighbors = plain->neighbors;
+    ov->periodic = plain->periodic;
+    ov->threads = plain->threads;
+    ov->bytes = plain->bytes;
+    ov->sent_bytes = plain->sent_bytes;
+}
+
+double mb_overlap_compute_s(const struct mb_run *run, const struct mb_row *plain)
+{
+    return run->opts.overlap * (plain->t.median > 0 ? plain->t.median : 1e-9);
 }

@@ -47,3 +47,25 @@ void mb_param_opt(const struct mb_run *run, struct mb_row *row, const char *opti
     char value[256];
     if (mb_option_format(run->prog, option, value, sizeof value) == 0) put(row, option, value);
 }
+
+const char *mb_param_get(const char *params, const char *key, size_t *len)
+{
+    size_t klen = strlen(key);
+    for (const char *p = params; *p;) {
+        const char *semi = strchr(p, ';');
+        size_t plen = semi ? (size_t)(semi - p) : strlen(p);
+        if (plen > klen && p[klen] == '=' && !strncmp(p, key, klen)) {
+            if (len) *len = plen - klen - 1;
+            return p + klen + 1;
+        }
+        p += semi ? plen + 1 : plen;
+    }
+    return NULL;
+}
+
+int mb_param_is(const char *params, const char *key, const char *value)
+{
+    size_t n;
+    const char *v = mb_param_get(params, key, &n);
+    return v && n == strlen(value) && !strncmp(v, value, n);
+}

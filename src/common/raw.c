@@ -5,9 +5,11 @@
  *
  * A row's samples reach the file only after the row reaches the CSV: the
  * timing loop hands them over (mb_raw_write) before the program ends the
- * test, so rank 0 keeps them here until mb_end has written and flushed the
- * row (mb_raw_flush, from term.c's update).  Whenever the job dies, the raw
- * file holds no row the CSV lacks. */
+ * test, so rank 0 keeps them here, each row's apart (a group's rows are all
+ * measured before the first of them ends), until mb_end has written and
+ * flushed that row (mb_raw_flush, from term.c's update); the row number is
+ * written in then, when the row has its place in the CSV.  Whenever the job
+ * dies, the raw file holds no row the CSV lacks. */
 #include "internal.h"
 
 #include <errno.h>
@@ -17,34 +19,83 @@
 
 static const char *const raw_columns = "run_id,row,test,method,comm,bytes,rep,rank,seconds";
 
-static char *pending; /* rank 0: the lines of the row not yet ended */
-static size_t pending_len, pending_cap;
+/* rank 0: the lines of a row measured and not ended yet, after their run id and row number */
+struct held {
+    const struct mb_row *row;
+    char *lines;
+    size_t len, cap;
+};
+static struct held *held;
+static int nheld, cap_held;
 
-static void keep(const char *s, size_t n)
+static struct held *held_for(const struct mb_row *row)
 {
-    if (pending_len + n > pending_cap) {
-        pending_cap = 2 * (pending_len + n) + 4096;
-        pending = realloc(pending, pending_cap);
+    for (int i = 0; i < nheld; i++)
+        if (held[i].row == row) return &held[i];
+    if (nheld == cap_held) {
+        cap_held = cap_held ? 2 * cap_held : 8;
+        held = realloc(held, (size_t)cap_held * sizeof *held);
     }
-    memcpy(pending + pending_len, s, n);
-    pending_len += n;
+    held[nheld] = (struct held){row, NULL, 0, 0};
+    return &held[nheld++];
 }
 
-void mb_raw_discard(void) { pending_len = 0; }
+static void keep(struct held *h, const char *s, size_t n)
+{
+    if (h->len + n > h->cap) {
+        h->cap = 2 * (h->len + n) + 4096;
+        h->lines = realloc(h->lines, h->cap);
+    }
+    memcpy(h->lines + h->len, s, n);
+    h->len += n;
+}
 
-int mb_raw_flush(struct mb_run *run)
+void mb_raw_discard(void)
+{
+    for (int i = 0; i < nheld; i++) free(held[i].lines);
+    nheld = 0;
+}
+
+/* The row's lines, each behind "run id,row number,", as one piece: all of them or none. */
+static int write_row(struct mb_run *run, const struct held *h)
+{
+    char lead[160];
+    int n = snprintf(lead, sizeof lead, "%s,%d,", run->run_id, run->nrows);
+    size_t ln = n > 0 ? (size_t)n : 0, lines = 0;
+    for (size_t i = 0; i < h->len; i++) lines += h->lines[i] == '\n';
+    char *buf = malloc(h->len + lines * ln + 1), *w = buf;
+    for (const char *p = h->lines, *end = h->lines + h->len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = (size_t)(nl - p) + 1;
+        memcpy(w, lead, ln);
+        memcpy(w + ln, p, len);
+        w += ln + len;
+        p += len;
+    }
+    int rc = mb_write_whole(run->raw, buf, (size_t)(w - buf));
+    free(buf);
+    return rc;
+}
+
+int mb_raw_flush(struct mb_run *run, const struct mb_row *row)
 {
     int rc = 0;
-    if (run->raw && pending_len) rc = mb_write_whole(run->raw, pending, pending_len); /* a row's lines: all or none */
-    pending_len = 0;
+    for (int i = 0; i < nheld; i++) {
+        if (held[i].row != row) continue;
+        if (run->raw && held[i].len) rc = write_row(run, &held[i]);
+        free(held[i].lines);
+        held[i] = held[--nheld];
+        break;
+    }
     return rc ? -1 : 0;
 }
 
 void mb_raw_release(void)
 {
-    free(pending);
-    pending = NULL;
-    pending_len = pending_cap = 0;
+    mb_raw_discard();
+    free(held);
+    held = NULL;
+    cap_held = 0;
 }
 
 int mb_raw_open(struct mb_run *run, char *err, size_t len)
@@ -89,14 +140,15 @@ void mb_raw_write(struct mb_run *run, const struct mb_kernel *k, const struct mb
     MPI_Gather(rec, (int)w, MPI_DOUBLE, all, (int)w, MPI_DOUBLE, root, k->comm);
     if (me == root && run->raw) {
         char bytes[32] = "", line[512];
+        struct held *h = held_for(row);
         if (row->bytes >= 0) snprintf(bytes, sizeof bytes, "%lld", row->bytes);
         for (int r = 0; r < size; r++) {
             const double *x = all + (size_t)r * w;
             for (long i = 0; i < n && !x[1]; i++) {
-                int l = snprintf(line, sizeof line, "%s,%d,%s,%s,%s,%s,%ld,%d,%.9g\n", run->run_id, run->nrows + 1,
+                int l = snprintf(line, sizeof line, "%s,%s,%s,%s,%ld,%d,%.9g\n",
                                  reference && k->ref_test ? k->ref_test : row->test, reference ? "reference" : row->method,
                                  row->comm, bytes, i, (int)x[0], x[2 + i]);
-                if (l > 0) keep(line, (size_t)l < sizeof line ? (size_t)l : sizeof line - 1);
+                if (l > 0 && (size_t)l < sizeof line) keep(h, line, (size_t)l);
             }
         }
     }

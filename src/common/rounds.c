@@ -48,20 +48,70 @@ void mb_rounds_begin(struct mb_run *run, unsigned long long seed)
     free(path);
 }
 
-void mb_rounds_write(const struct mb_run *run, long group, int n, const int *row, const double *const *t,
-                     const int *const *pos, long nrounds)
+/* rank 0: the last group's samples, until its rows have ended */
+static struct {
+    long group, nrounds;
+    int n, ended;
+    const struct mb_row **rows;
+    int *csv_row; /* each row's 1-based data row in the CSV, once it ended */
+    double *t;    /* [j * nrounds + r] */
+    int *pos;
+} kept;
+
+static void drop(void)
 {
-    if (!rounds || run->rank != 0 || run->lost) return; /* (lost: its rows are not in the CSV) */
-    /* the group's lines go out together, after its rows (the caller wrote them) */
+    free(kept.rows);
+    free(kept.csv_row);
+    free(kept.t);
+    free(kept.pos);
+    kept.rows = NULL, kept.csv_row = NULL, kept.t = NULL, kept.pos = NULL;
+    kept.n = 0;
+}
+
+void mb_rounds_keep(long group, int n, const struct mb_row *rows, const double *const *t, const int *const *pos,
+                    long nrounds)
+{
+    drop();
+    if (!rounds) return;
+    size_t all = (size_t)n * (size_t)(nrounds > 0 ? nrounds : 1);
+    kept.group = group, kept.nrounds = nrounds, kept.n = n, kept.ended = 0;
+    kept.rows = malloc((size_t)n * sizeof *kept.rows);
+    kept.csv_row = malloc((size_t)n * sizeof *kept.csv_row);
+    kept.t = malloc(all * sizeof *kept.t);
+    kept.pos = malloc(all * sizeof *kept.pos);
+    for (int j = 0; j < n; j++) {
+        kept.rows[j] = &rows[j];
+        kept.csv_row[j] = 0;
+        memcpy(kept.t + j * nrounds, t[j], (size_t)nrounds * sizeof *kept.t);
+        memcpy(kept.pos + j * nrounds, pos[j], (size_t)nrounds * sizeof *kept.pos);
+    }
+}
+
+/* The group's lines, by round then member, as one piece: all of them or none. */
+static void write_kept(const struct mb_run *run)
+{
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return;
-    for (long r = 0; r < nrounds; r++)
-        for (int j = 0; j < n; j++) fprintf(f, "%ld,%ld,%d,%d,%.9g\n", group, r, row[j], pos[j][r], t[j][r]);
+    for (long r = 0; r < kept.nrounds; r++)
+        for (int j = 0; j < kept.n; j++)
+            fprintf(f, "%ld,%ld,%d,%d,%.9g\n", kept.group, r, kept.csv_row[j], kept.pos[j * kept.nrounds + r],
+                    kept.t[j * kept.nrounds + r]);
     fclose(f);
-    if (mb_write_whole(rounds, buf, len)) /* the group whole, or none of it */
-        fprintf(stderr, "%s: warning: per-round samples of group %ld were lost: %s\n", run->prog->name, group,
+    if (mb_write_whole(rounds, buf, len))
+        fprintf(stderr, "%s: warning: per-round samples of group %ld were lost: %s\n", run->prog->name, kept.group,
                 strerror(errno));
     free(buf);
+}
+
+void mb_rounds_ended(const struct mb_run *run, const struct mb_row *row)
+{
+    int j = 0;
+    while (j < kept.n && kept.rows[j] != row) j++;
+    if (j == kept.n || run->rank != 0) return; /* not a kept group's row */
+    kept.csv_row[j] = run->nrows;
+    if (++kept.ended < kept.n) return;
+    if (rounds && !run->lost) write_kept(run); /* (lost: its rows are not in the CSV) */
+    drop();
 }

@@ -433,16 +433,6 @@ struct mb_run *mb_init(int *argc, char ***argv, const struct mb_program *prog)
     return run;
 }
 
-void mb_row_init(struct mb_row *row, const char *test, const char *method)
-{
-    *row = (struct mb_row){.neighbors = -1, .periodic = -1, .threads = -1, .bytes = -1, .verified = "",
-                           .reps_rejected = -1, .sync_error = -1, .cpu_pct = -1,
-                           .calls = -1, .total_bytes = -1, .slowest_rank = -1,
-                           .t = {.rank_min = -1, .rank_mean = -1}};
-    snprintf(row->test, sizeof row->test, "%s", test ? test : "");
-    snprintf(row->method, sizeof row->method, "%s", method ? method : "");
-}
-
 void mb_begin(struct mb_run *run, struct mb_row *row)
 {
     char desc[200];
@@ -450,7 +440,8 @@ void mb_begin(struct mb_run *run, struct mb_row *row)
     mb_binding_warn(run); /* once, when measuring starts (never before a usage error) */
     if (run->rank == 0) mb_outputs_land(); /* and the outputs replace an earlier run's */
     mb_raw_discard();     /* samples of a test that never ended belong to no row */
-    run->test_t0 = MPI_Wtime();
+    mb_order_mark(run, row); /* its place in the fixed order: where the program's loops are now */
+    row->t_begin = MPI_Wtime();
     mb_watchdog_arm(run->opts.timeout, desc);
 }
 
@@ -476,7 +467,7 @@ int mb_int_count(struct mb_run *run, struct mb_row *row, long long bytes, size_t
 void mb_end(struct mb_run *run, struct mb_row *row)
 {
     mb_watchdog_disarm();
-    row->wall = MPI_Wtime() - run->test_t0;
+    row->wall = MPI_Wtime() - row->t_begin;
     if (!row->na && row->sent_bytes > 0 && row->t.median > 0) row->mbps = row->sent_bytes / row->t.median / 1e6;
     run->ndone++;
     if (run->rank != 0) return;
@@ -486,6 +477,7 @@ void mb_end(struct mb_run *run, struct mb_row *row)
     }
     mb_order_insert(run, row); /* run->rows in the fixed order, whatever --order ran */
     mb_term_update(run, row); /* the CSV row and the SIGTERM metadata, together */
+    mb_rounds_ended(run, row); /* a group's samples, after its last row */
     char desc[200];
     mb_row_desc(run, row, desc, sizeof desc);
     if (row->na)

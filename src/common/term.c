@@ -182,7 +182,7 @@ void mb_term_update(struct mb_run *run, const struct mb_row *row)
     if (row && !run->lost && mb_csv_row(run, row)) run->lost = strerror(errno);
     if (row && !run->lost) {
         hold_window();
-        if (mb_raw_flush(run)) run->lost = strerror(errno); /* the row's samples, after the row */
+        if (mb_raw_flush(run, row)) run->lost = strerror(errno); /* the row's samples, after the row */
         if (now && row_tmp_path[0]) put_file(row_tmp_path, run->json_path, now, now_len);
     }
     free(now);

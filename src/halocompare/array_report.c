@@ -11,13 +11,8 @@
 /* The row's packing (params "packing=..."), or -1. */
 static int packing_of(const struct mb_row *r)
 {
-    const char *p = strstr(r->params, "packing=");
-    if (!p || (p != r->params && p[-1] != ';')) return -1;
-    p += 8;
-    for (int k = 0; k < NPACK; k++) {
-        size_t n = strlen(halo_packing_names[k]);
-        if (!strncmp(p, halo_packing_names[k], n) && (p[n] == ';' || !p[n])) return k;
-    }
+    for (int k = 0; k < NPACK; k++)
+        if (mb_param_is(r->params, "packing", halo_packing_names[k])) return k;
     return -1;
 }
 

@@ -367,12 +367,11 @@ struct member {
 
 static void measure_group(struct mb_run *run, struct mb_kernel *k, struct mb_row *rows, int n)
 {
-    if (group_choice == GROUP_NONE && n == 1) { /* each test alone: no group, no rounds */
+    if (group_choice == GROUP_NONE && n == 1) /* each test alone: no group, no rounds */
         mb_measure(run, &k[0], &rows[0]);
-        mb_end(run, &rows[0]);
-    } else {
+    else
         mb_measure_group(run, k, rows, n);
-    }
+    for (int j = 0; j < n; j++) mb_end(run, &rows[j]);
 }
 
 /* --overlap: the group's methods that call mb_compute() between posting and
@@ -384,31 +383,25 @@ static void run_overlap(struct mb_run *run, struct member *mem, const struct mb_
 {
     struct mb_kernel *ok = calloc((size_t)n + 1, sizeof *ok);
     struct mb_row *orow = calloc((size_t)n + 1, sizeof *orow);
-    int m = 0;
+    int m = 0, path[MB_ORDER_DEPTH];
+    memcpy(path, run->order_path, sizeof path);
     for (int j = 0; j < n; j++) {
         long c0 = mb_compute_calls();
         method_run(&mem[j].c, 1);
         int mine = mb_compute_calls() > c0, hook;
         MPI_Allreduce(&mine, &hook, 1, MPI_INT, MPI_MAX, run->world);
         if (!hook) continue;
-        struct mb_row *r = &orow[m];
-        mb_row_init(r, rows[j].test, rows[j].method);
-        memcpy(r->comm, rows[j].comm, sizeof r->comm);
-        memcpy(r->params, rows[j].params, sizeof r->params);
-        memcpy(r->order, rows[j].order, sizeof r->order);
-        r->neighbors = rows[j].neighbors;
-        r->periodic = rows[j].periodic;
-        r->threads = rows[j].threads;
-        r->bytes = rows[j].bytes;
-        r->sent_bytes = rows[j].sent_bytes;
+        mb_overlap_row(&rows[j], &orow[m]);
         run->ntotal++; /* the progress line's plan learns of the row only now */
-        mb_begin(run, r);
+        memcpy(run->order_path, rows[j].order, sizeof run->order_path); /* its place: its method's */
+        mb_begin(run, &orow[m]);
         ok[m] = k[j];
         ok[m].sweep = NULL; /* its own budget: the sweep's belongs to the methods' rows */
-        ok[m].compute_s = run->opts.overlap * (rows[j].t.median > 0 ? rows[j].t.median : 1e-9);
+        ok[m].compute_s = mb_overlap_compute_s(run, &rows[j]);
         m++;
     }
     if (m) measure_group(run, ok, orow, m);
+    memcpy(run->order_path, path, sizeof path);
     free(ok);
     free(orow);
 }

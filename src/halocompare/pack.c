@@ -59,6 +59,7 @@ void halo_pack_tests(struct mb_run *run, int nd, const int *nbrs, int nnbrs, con
                 k[j] = (struct mb_kernel){.state = &c[j], .comm = MPI_COMM_WORLD, .run = pack_run};
             }
             mb_measure_group(run, k, rows, N);
+            for (int j = 0; j < N; j++) mb_end(run, &rows[j]);
             halo_array_free(a);
         }
 }

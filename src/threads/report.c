@@ -98,7 +98,7 @@ void thr_report(const struct thr *c)
         const struct mb_row *r = &run->rows[i];
         if (!thr_test_is(r->test, T_SHORT_LONG) && !thr_test_is(r->test, T_OVERLAP) && !thr_test_is(r->test, T_COLL_MT))
             continue;
-        if (strstr(r->params, "placement=")) continue; /* the placement table's */
+        if (mb_param_get(r->params, "placement", NULL)) continue; /* the placement table's */
         char **row = mb_table_row(&t);
         row[0] = strdup(r->test);
         row[1] = strdup(r->method);

@@ -8,22 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Does params hold exactly key=value as one of its pairs? */
-static int has(const char *params, const char *key, const char *value)
-{
-    char want[96];
-    int n = snprintf(want, sizeof want, "%s=%s", key, value);
-    for (const char *p = params; (p = strstr(p, want)); p++)
-        if ((p == params || p[-1] == ';') && (p[n] == ';' || p[n] == 0)) return 1;
-    return 0;
-}
-
 static const struct mb_row *find(const struct mb_run *run, const char *test, const char *method, const char *key,
                                  const char *value)
 {
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
-        if (!strcmp(r->test, test) && !strcmp(r->method, method) && has(r->params, key, value)) return r;
+        if (!strcmp(r->test, test) && !strcmp(r->method, method) && mb_param_is(r->params, key, value)) return r;
     }
     return NULL;
 }

@@ -111,12 +111,19 @@ int main(int argc, char **argv)
     struct mb_row r1[2];
     mb_row_init(&r1[0], "halo", "x");
     mb_row_init(&r1[1], "halo", "y");
+    mb_begin(&run, &r1[0]);
+    mb_begin(&run, &r1[1]);
     CHECK(mb_measure_group(&run, k1, r1, 2) == 0);
     CHECK(c.calls == 80); /* 40 rounds of both, nothing else */
     CHECK(r1[0].reps == 40 && r1[1].reps == 40);
     CHECK(!strcmp(r1[0].stop_reason, "max-reps") && !strcmp(r1[1].stop_reason, "max-reps"));
     CHECK(strstr(r1[0].params, "sync=barrier") != NULL);
-    CHECK(run.nrows == 2); /* mb_measure's rows are the caller's to write; the group's were written */
+    CHECK(run.nrows == 0); /* every row is the caller's to end, a group's as mb_measure's */
+    struct line *l = malloc(1000 * sizeof *l);
+    mb_end(&run, &r1[0]);
+    CHECK(run.nrows == 1 && read_rounds(rounds, l, 1000) == 0); /* the samples wait for the group's last row */
+    mb_end(&run, &r1[1]);
+    CHECK(run.nrows == 2 && read_rounds(rounds, l, 1000) == 2 * 40);
 
     /* 2. a real 8 % difference under the same drift */
     c = (struct clock_){0, 2};
@@ -126,22 +133,26 @@ int main(int argc, char **argv)
     struct mb_row r2[2];
     mb_row_init(&r2[0], "halo", "a");
     mb_row_init(&r2[1], "halo", "b");
+    mb_begin(&run, &r2[0]);
+    mb_begin(&run, &r2[1]);
     CHECK(mb_measure_group(&run, k2, r2, 2) == 0);
+    mb_end(&run, &r2[1]); /* ended in any order: each row's rounds say its own CSV row */
+    mb_end(&run, &r2[0]);
     CHECK(r2[0].reps == 40 && r2[1].reps == 40);
     CHECK(r2[0].t.ci_lo < r2[1].t.ci_hi); /* the members' own intervals overlap: no verdict from them */
     CHECK(r2[0].t.median / r2[1].t.median > 1.0 && r2[0].t.median / r2[1].t.median < 1.2);
 
     /* the rounds file: after the rows, one line per round and member */
     fflush(run.csv);
-    struct line *l = malloc(1000 * sizeof *l);
     int n = read_rounds(rounds, l, 1000);
     CHECK(n == 2 * 40 + 2 * 40);
     int per_row[5] = {0}, seen_pos[2][2] = {{0}};
     double ratio1[40], ratio2[40];
     for (int i = 0; i + 1 < n; i += 2) {
-        /* lines come by round, then member in the group's order: rows 1, 2 (group 0), 3, 4 (group 1) */
+        /* lines come by round, then member in the group's order: rows 1, 2 (group 0), 4, 3 (group 1: its
+         * second member ended first) */
         CHECK(l[i].group == l[i + 1].group && l[i].round == l[i + 1].round);
-        CHECK(l[i].row == 1 + 2 * (int)l[i].group && l[i + 1].row == l[i].row + 1);
+        CHECK(l[i].row == (l[i].group ? 4 : 1) && l[i + 1].row == (l[i].group ? 3 : 2));
         CHECK(l[i].round == (i / 2) % 40);
         CHECK(l[i].pos + l[i + 1].pos == 1 && l[i].pos * l[i + 1].pos == 0); /* a permutation of the round */
         per_row[l[i].row]++;
@@ -185,6 +196,37 @@ int main(int argc, char **argv)
     CHECK(mb_measure_group(&run, k3, r3, 3) == 0);
     CHECK(r3[0].iters == 100 && r3[1].iters == 100 && r3[2].iters == 12);
     CHECK(fabs(r3[1].t.median / r3[0].t.median - 1.3) < 1e-9); /* per iteration, whatever K */
+
+    /* 4. --raw: each row's samples wait apart until that row ends, then carry its CSV row */
+    char raw[80];
+    snprintf(raw, sizeof raw, "%s-raw.csv", csv);
+    run.opts.raw = raw;
+    run.raw = fopen(raw, "w");
+    run.opts.min_rep_time = 0;
+    struct mb_row r4[2];
+    mb_row_init(&r4[0], "halo", "first");
+    mb_row_init(&r4[1], "halo", "second");
+    for (int j = 0; j < 2; j++) mb_begin(&run, &r4[j]);
+    CHECK(mb_measure_group(&run, k3, r4, 2) == 0);
+    long before = ftell(run.raw);
+    mb_end(&run, &r4[1]);
+    int second_row = run.nrows;
+    mb_end(&run, &r4[0]);
+    fclose(run.raw);
+    run.raw = NULL;
+    CHECK(before == 0); /* nothing before its row ended */
+    FILE *rf = fopen(raw, "r");
+    char line[256], method[32];
+    int nraw = 0, row_of[2] = {0, 0}, rownum, rep;
+    while (rf && fgets(line, sizeof line, rf) && sscanf(line, ",%d,halo,%31[^,],,,%d", &rownum, method, &rep) == 3) {
+        int j = !strcmp(method, "second");
+        CHECK(rep == nraw % 6 && (row_of[j] == 0 || row_of[j] == rownum));
+        row_of[j] = rownum;
+        nraw++;
+    }
+    if (rf) fclose(rf);
+    CHECK(nraw == 2 * 6 && row_of[1] == second_row && row_of[0] == second_row + 1);
+    remove(raw);
 
     fclose(run.csv);
     remove(path);

@@ -31,6 +31,7 @@ static void run_loops(struct mb_run *run, int *order_seen, int *nseen)
                 mb_row_init(&row, "t", "m");
                 row.bytes = t * 100 + z * 10 + m; /* the fixed order is increasing */
                 order_seen[(*nseen)++] = (int)row.bytes;
+                mb_order_mark(run, &row); /* mb_begin's */
                 mb_order_insert(run, &row);
             }
         }

@@ -28,5 +28,17 @@ int main(void)
     for (int i = 0; i < 6; i++) mb_param(&other, keys[i], "%s", vals[i]);
     CHECK(!strcmp(row.params, other.params));
 
+    /* read back: a key is matched whole, never as a prefix of another key or a value */
+    size_t n = 0;
+    const char *v = mb_param_get(row.params, "seg", &n);
+    CHECK(v && n == 1 && !strncmp(v, "x", n));
+    v = mb_param_get(row.params, "segment", &n);
+    CHECK(v && n == 4 && !strncmp(v, "8192", n));
+    CHECK(mb_param_get(row.params, "zz", NULL) && !mb_param_get(row.params, "z", NULL));
+    CHECK(!mb_param_get(row.params, "rotate", NULL) && !mb_param_get("", "a", NULL));
+    CHECK(mb_param_is(row.params, "root", "rotate") && mb_param_is(row.params, "a", "1"));
+    CHECK(!mb_param_is(row.params, "root", "rot") && !mb_param_is(row.params, "root", "rotates"));
+    CHECK(!mb_param_is(row.params, "seg", "8192") && mb_param_is("k=", "k", ""));
+
     return CHECK_DONE();
 }
