@@ -170,15 +170,6 @@ static void run_group(struct mb_run *run, int c, size_t b, const struct coll_com
 
 /* ------------------------------------------------------------ stdout and the metadata */
 
-static int param_is(const char *params, const char *key, const char *value)
-{
-    char want[96];
-    int n = snprintf(want, sizeof want, "%s=%s", key, value);
-    for (const char *p = params; (p = strstr(p, want)); p++)
-        if ((p == params || p[-1] == ';') && (p[n] == 0 || p[n] == ';')) return 1;
-    return 0;
-}
-
 /* Per collective and communicator: sizes down, the algorithms across, the fastest marked. */
 static void report(const struct mb_run *run, const struct coll_comm *comms, int ncomms)
 {
@@ -221,7 +212,7 @@ static void report(const struct mb_run *run, const struct coll_comm *comms, int 
                     for (int q = r0; q < run->nrows; q++) {
                         const struct mb_row *o = &run->rows[q];
                         if (o->bytes == r->bytes && !strcmp(o->test, r->test) && !strcmp(o->comm, r->comm) &&
-                            param_is(o->params, "algorithm", a->names[idx[j]])) {
+                            mb_param_is(o->params, "algorithm", a->names[idx[j]])) {
                             of[j] = o;
                             if (!o->na && (!best || mb_stat_value(&run->opts, &o->t) <
                                                         mb_stat_value(&run->opts, &best->t)))

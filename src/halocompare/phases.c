@@ -88,7 +88,7 @@ void halo_phase_report(const struct mb_run *run)
     int nnotes = 0;
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
-        if (strcmp(r->test, "halo") || r->overlap || strstr(r->params, "phases=off")) continue; /* --phases-cost */
+        if (strcmp(r->test, "halo") || r->overlap || mb_param_is(r->params, "phases", "off")) continue; /* --phases-cost */
         char why[160];
         phase_row(&t, r, why, sizeof why);
         int seen = 0;
