@@ -128,8 +128,9 @@ def test_mock_bad_input_launched(tmp_path: Path) -> None:
 
 def test_report_stacked_bars_and_why(tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
-    r = run_mpi("mpich", 2, "halocompare", *QUICK, "--phases", "--methods", "irecv-isend,persistent,sendrecv",
-                out=out)
+    # methods that all have phases: which one the recommendation picks is the machine's (sendrecv, without
+    # phases, won on a busy one and left the why empty, as it should); its n/a cells are checked above
+    r = run_mpi("mpich", 2, "halocompare", *QUICK, "--phases", "--methods", "irecv-isend,persistent", out=out)
     assert r.returncode == 0, r.stderr[-3000:]
     report("plot", out, "-o", tmp_path / "plots")
     assert sorted(p.name for p in (tmp_path / "plots").glob("*halo-phases-periodic-128.png"))

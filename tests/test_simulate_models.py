@@ -52,12 +52,19 @@ FACTS = {
 BGL_ARGS = ("--count", "2048", "--reps", "1", "--max-reps", "1", "--min-rep-time", "0")
 
 
-def cluster(name: str) -> tuple[ET.Element, dict[str, str], dict[str, str]]:
+@functools.cache
+def element(name: str, tag: str) -> tuple[ET.Element, dict[str, str], dict[str, str]]:
+    """A platform file's first <tag> (its cluster, or the zone of a graph platform), that element's own
+    properties and the file's <config> settings."""
     root = ET.parse(PLATFORMS / f"{name}.xml").getroot()
-    c = next(root.iter("cluster"))
-    props = {p.get("id", ""): p.get("value", "") for p in c.iter("prop")}
+    e = next(root.iter(tag))
+    props = {p.get("id", ""): p.get("value", "") for p in e.findall("prop")}
     config = {p.get("id", ""): p.get("value", "") for p in root.iter("config") for p in p.iter("prop")}
-    return c, props, config
+    return e, props, config
+
+
+def cluster(name: str) -> tuple[ET.Element, dict[str, str], dict[str, str]]:
+    return element(name, "cluster")
 
 
 @pytest.mark.parametrize("name", sorted(n for n in FACTS if n.startswith("bgl")))
@@ -94,13 +101,8 @@ MAKE_TORUS = ROOT / "scripts" / "make-torus-platform"
 STAGE = {"x": 0, "y": 1, "z": 2}
 
 
-@functools.cache
 def zone(name: str) -> tuple[ET.Element, dict[str, str], dict[str, str]]:
-    root = ET.parse(PLATFORMS / f"{name}.xml").getroot()
-    z = next(root.iter("zone"))
-    props = {p.get("id", ""): p.get("value", "") for p in z.findall("prop")}
-    config = {p.get("id", ""): p.get("value", "") for p in root.iter("config") for p in p.iter("prop")}
-    return z, props, config
+    return element(name, "zone")
 
 
 @pytest.mark.parametrize("name", XT)

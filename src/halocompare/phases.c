@@ -84,12 +84,13 @@ void halo_phase_report(const struct mb_run *run)
                                        "wait", "unpack", "sum", "time"};
     struct mb_table t;
     mb_table_new(&t, (int)(sizeof head / sizeof *head), head);
-    char notes[8][200];
+    enum { WHY = 160 };
+    char notes[8][sizeof run->rows->method + 2 + WHY]; /* "method: why", whole */
     int nnotes = 0;
     for (int i = 0; i < run->nrows; i++) {
         const struct mb_row *r = &run->rows[i];
         if (strcmp(r->test, "halo") || r->overlap || mb_param_is(r->params, "phases", "off")) continue; /* --phases-cost */
-        char why[160];
+        char why[WHY];
         phase_row(&t, r, why, sizeof why);
         int seen = 0;
         for (int k = 0; k < nnotes; k++) seen |= !strncmp(notes[k], r->method, strlen(r->method));
