@@ -27,22 +27,16 @@ void halo_phases_take(struct halo *h, double *secs)
 /* The number under key in a row's params, or -1 where it has none. */
 static double param_num(const struct mb_row *r, const char *key)
 {
-    size_t n = strlen(key);
-    for (const char *p = r->params; (p = strstr(p, key)); p += n)
-        if ((p == r->params || p[-1] == ';') && p[n] == '=') return atof(p + n + 1);
-    return -1;
+    const char *v = mb_param_get(r->params, key, NULL);
+    return v ? atof(v) : -1;
 }
 
 /* The text under key in a row's params into buf ("" where it has none). */
 static const char *param_text(const struct mb_row *r, const char *key, char *buf, size_t len)
 {
-    size_t n = strlen(key);
-    buf[0] = 0;
-    for (const char *p = r->params; (p = strstr(p, key)); p += n)
-        if ((p == r->params || p[-1] == ';') && p[n] == '=') {
-            snprintf(buf, len, "%.*s", (int)strcspn(p + n + 1, ";"), p + n + 1);
-            break;
-        }
+    size_t n = 0;
+    const char *v = mb_param_get(r->params, key, &n);
+    snprintf(buf, len, "%.*s", v ? (int)n : 0, v ? v : "");
     return buf;
 }
 
