@@ -98,7 +98,6 @@ struct plan {
     struct mb_run *run;
     struct rma *r;
     struct rma_win *wins; /* one per flavour (selected ones created) */
-    int dry;              /* only count tests */
     struct mb_sweep *sweeps, *sw; /* one per (op, kind, reference or window x sync); the current one */
 };
 
@@ -119,10 +118,6 @@ static void describe(const struct mb_run *run, struct mb_row *row, const struct 
 static void reference(struct plan *p, int kind)
 {
     struct rma *r = p->r;
-    if (p->dry) {
-        p->run->ntotal++;
-        return;
-    }
     struct mb_row row;
     describe(p->run, &row, r, r->op->name, kind, "sendrecv", "p2p");
     mb_begin(p->run, &row);
@@ -139,10 +134,6 @@ static void reference(struct plan *p, int kind)
 static void rma_test(struct plan *p, int kind, const struct rma_win *w, const struct rma_sync *s)
 {
     struct rma *r = p->r;
-    if (p->dry) {
-        p->run->ntotal++;
-        return;
-    }
     struct mb_row row;
     char why[MPI_MAX_ERROR_STRING + 64];
     describe(p->run, &row, r, r->op->name, kind, s->name, w->wf->name);
@@ -179,6 +170,31 @@ static int count_ops(void)
     return n;
 }
 
+/* The plan: which sizes (mb_sizes), operations and synchronisations run.  The
+ * sweep and its row count (the progress line's total) both read it. */
+static int op_runs(int oi, size_t size, int first)
+{
+    const struct rma_op *op = &rma_ops[oi];
+    return (sel_ops >> oi & 1) && (!op->fixed || first) && (op->fixed || size % op->elem == 0);
+}
+
+static int sync_runs(int wi, int si)
+{
+    return (sel_windows >> wi & 1) && (sel_syncs >> si & 1) && (!rma_syncs[si].shared_only || rma_windows[wi].shared);
+}
+
+static int plan_rows(const struct mb_opts *o, int nwins, int nsyncs)
+{
+    int per_kind = !no_reference, rows = 0, nops = count_ops(), ntests = (sel_tests & 1) + (sel_tests >> 1 & 1);
+    for (int wi = 0; wi < nwins; wi++)
+        for (int si = 0; si < nsyncs; si++) per_kind += sync_runs(wi, si);
+    size_t sizes[MB_MAX_SIZES];
+    const int nsizes = mb_sizes(o, sizes);
+    for (int zi = 0; zi < nsizes; zi++)
+        for (int oi = 0; oi < nops; oi++) rows += op_runs(oi, sizes[zi], zi == 0) * per_kind * ntests;
+    return rows;
+}
+
 /* Sizes outermost (kept in order: calibration and the sweep budget follow
  * them); under --order shuffle the tests of each size in a random order. */
 static void sweep(struct plan *p)
@@ -186,16 +202,19 @@ static void sweep(struct plan *p)
     struct rma *r = p->r;
     struct mb_run *run = p->run;
     const struct mb_opts *o = &run->opts;
-    int first = 1, nops = count_ops(), nwins = 0, nsyncs = 0, zi = 0;
+    int nops = count_ops(), nwins = 0, nsyncs = 0;
+    size_t sizes[MB_MAX_SIZES];
+    const int nsizes = mb_sizes(o, sizes);
     while (rma_windows[nwins].name) nwins++;
     while (rma_syncs[nsyncs].name) nsyncs++;
     const int per = nwins * nsyncs + 1; /* sweeps of one (op, kind): the reference, then window x sync */
-    for (size_t size = o->size_min; size <= o->size_max; size = mb_next_size(size), first = 0) {
-        mb_order(run, 0, 64, zi++, 1);
+    for (int zi = 0; zi < nsizes; zi++) {
+        const size_t size = sizes[zi];
+        mb_order(run, 0, 64, zi, 1);
         for (int jo = 0; jo < nops; jo++) {
             const int oi = mb_order(run, 1, nops, jo, 0);
             const struct rma_op *op = &rma_ops[oi];
-            if (!(sel_ops >> oi & 1) || (op->fixed && !first) || (!op->fixed && size % op->elem)) continue;
+            if (!op_runs(oi, size, zi == 0)) continue;
             r->op = op;
             r->bytes = op->fixed ? op->elem : size;
             for (int jk = 0; jk < NKIND; jk++) {
@@ -208,18 +227,14 @@ static void sweep(struct plan *p)
                 for (int jw = 0; jw < nwins; jw++) {
                     const int wi = mb_order(run, 3, nwins, jw, 0);
                     if (!(sel_windows >> wi & 1)) continue;
-                    int shared = rma_windows[wi].shared;
                     for (int js = 0; js < nsyncs; js++) {
                         const int si = mb_order(run, 4, nsyncs, js, 0);
                         p->sw = sw ? sw + 1 + wi * nsyncs + si : NULL;
-                        if ((sel_syncs >> si & 1) && (!rma_syncs[si].shared_only || shared))
-                            rma_test(p, kind, &p->wins[wi], &rma_syncs[si]);
+                        if (sync_runs(wi, si)) rma_test(p, kind, &p->wins[wi], &rma_syncs[si]);
                     }
                 }
             }
         }
-        if (size == 0 && o->size_max == 0) break;
-        if (size > o->size_max / 2) break; /* no overflow past the end */
     }
 }
 
@@ -299,8 +314,8 @@ int main(int argc, char **argv)
     r.stats = malloc(nreq * sizeof *r.stats);
 
     struct rma_win wins[8] = {{0}};
-    struct plan p = {.run = run, .r = &r, .wins = wins, .dry = 1};
-    sweep(&p);
+    struct plan p = {.run = run, .r = &r, .wins = wins};
+    run->ntotal = plan_rows(&run->opts, nwins, nsyncs);
     for (int wi = 0; wi < nwins; wi++) {
         if (!(sel_windows >> wi & 1)) continue;
         r.w = (struct rma_win){.wf = &rma_windows[wi]};
@@ -309,7 +324,6 @@ int main(int argc, char **argv)
             snprintf(r.w.na, sizeof r.w.na, "%s", why);
         wins[wi] = r.w;
     }
-    p.dry = 0;
     p.sweeps = calloc((size_t)count_ops() * NKIND * (size_t)(nwins * nsyncs + 1), sizeof *p.sweeps);
     sweep(&p);
     free(p.sweeps);
