@@ -89,55 +89,61 @@ static double pingping(void *state, long iters)
     return t;
 }
 
+/* One window of W messages each; k is the slot of its first message, the
+ * slot after its last is returned. */
+static long bw_send(struct pp *p, long k)
+{
+    const int w = (int)p->window;
+    for (int j = 0; j < w; j++, k = next(p, k))
+        MPI_Isend(sbuf(p, k), p->count, MPI_BYTE, p->peer, TAG, p->comm, &p->req[j]);
+    MPI_Waitall(w, p->req, MPI_STATUSES_IGNORE);
+    MPI_Recv(p->ack, ACK_BYTES, MPI_BYTE, p->peer, ACK_TAG, p->comm, MPI_STATUS_IGNORE);
+    return k;
+}
+
+static long bw_recv(struct pp *p, long k)
+{
+    const int w = (int)p->window;
+    for (int j = 0; j < w; j++, k = next(p, k))
+        MPI_Irecv(rbuf(p, k), p->count, MPI_BYTE, p->peer, TAG, p->comm, &p->req[j]);
+    MPI_Waitall(w, p->req, MPI_STATUSES_IGNORE);
+    MPI_Send(p->ack, ACK_BYTES, MPI_BYTE, p->peer, ACK_TAG, p->comm);
+    return k;
+}
+
+static long bibw_window(struct pp *p, long k)
+{
+    const int w = (int)p->window;
+    const long k0 = k;
+    for (int j = 0; j < w; j++, k = next(p, k))
+        MPI_Irecv(rbuf(p, k), p->count, MPI_BYTE, p->peer, TAG, p->comm, &p->req[j]);
+    k = k0;
+    for (int j = 0; j < w; j++, k = next(p, k))
+        MPI_Isend(sbuf(p, k), p->count, MPI_BYTE, p->peer, TAG, p->comm, &p->req[w + j]);
+    MPI_Waitall(2 * w, p->req, MPI_STATUSES_IGNORE);
+    return k;
+}
+
+/* ceil(msgs / W) windows, timed as one region */
+static double windows(struct pp *p, long msgs, long (*window)(struct pp *, long))
+{
+    if (p->role == ROLE_IDLE) return 0;
+    const long iters = (msgs + p->window - 1) / p->window;
+    long k = p->slot;
+    double t = MPI_Wtime();
+    for (long i = 0; i < iters; i++) k = window(p, k);
+    t = MPI_Wtime() - t;
+    p->slot = k;
+    return scaled(t, msgs, iters, p->window);
+}
+
 static double bw(void *state, long msgs)
 {
     struct pp *p = state;
-    if (p->role == ROLE_IDLE) return 0;
-    MPI_Comm c = p->comm;
-    const int peer = p->peer, n = p->count, w = (int)p->window;
-    const long iters = (msgs + w - 1) / w; /* windows */
-    long k = p->slot;
-    MPI_Request *rq = p->req;
-    double t = MPI_Wtime();
-    if (p->role == ROLE_A) {
-        for (long i = 0; i < iters; i++) {
-            for (int j = 0; j < w; j++, k = next(p, k)) MPI_Isend(sbuf(p, k), n, MPI_BYTE, peer, TAG, c, &rq[j]);
-            MPI_Waitall(w, rq, MPI_STATUSES_IGNORE);
-            MPI_Recv(p->ack, ACK_BYTES, MPI_BYTE, peer, ACK_TAG, c, MPI_STATUS_IGNORE);
-        }
-    } else {
-        for (long i = 0; i < iters; i++) {
-            for (int j = 0; j < w; j++, k = next(p, k)) MPI_Irecv(rbuf(p, k), n, MPI_BYTE, peer, TAG, c, &rq[j]);
-            MPI_Waitall(w, rq, MPI_STATUSES_IGNORE);
-            MPI_Send(p->ack, ACK_BYTES, MPI_BYTE, peer, ACK_TAG, c);
-        }
-    }
-    t = MPI_Wtime() - t;
-    p->slot = k;
-    return scaled(t, msgs, iters, w);
+    return windows(p, msgs, p->role == ROLE_A ? bw_send : bw_recv);
 }
 
-static double bibw(void *state, long msgs)
-{
-    struct pp *p = state;
-    if (p->role == ROLE_IDLE) return 0;
-    MPI_Comm c = p->comm;
-    const int peer = p->peer, n = p->count, w = (int)p->window;
-    const long iters = (msgs + w - 1) / w; /* windows */
-    long k = p->slot;
-    MPI_Request *rq = p->req;
-    double t = MPI_Wtime();
-    for (long i = 0; i < iters; i++) {
-        long k0 = k;
-        for (int j = 0; j < w; j++, k = next(p, k)) MPI_Irecv(rbuf(p, k), n, MPI_BYTE, peer, TAG, c, &rq[j]);
-        k = k0;
-        for (int j = 0; j < w; j++, k = next(p, k)) MPI_Isend(sbuf(p, k), n, MPI_BYTE, peer, TAG, c, &rq[w + j]);
-        MPI_Waitall(2 * w, rq, MPI_STATUSES_IGNORE);
-    }
-    t = MPI_Wtime() - t;
-    p->slot = k;
-    return scaled(t, msgs, iters, w);
-}
+static double bibw(void *state, long msgs) { return windows(state, msgs, bibw_window); }
 
 /* ---------------------------------------------------------------- verify */
 
