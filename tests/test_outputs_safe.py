@@ -281,6 +281,26 @@ def test_a_file_aside_held_by_a_live_run_or_left_by_a_dead_one(tmp_path: Path, l
     assert sorted(listing(tmp_path)) == ["a.csv", "a.json"]
 
 
+@pytest.mark.parametrize("lib", ["openmpi", "mpich"])
+def test_a_trace_out_held_by_a_live_run_is_refused(tmp_path: Path, lib: str) -> None:
+    """--trace-out's name is claimed for the run (its file aside locked, like the CSV's): with t.json.tmp
+    locked by another run, a run given -o b.csv --trace-out t.json is refused with one line and writes
+    nothing, no trace either (the profiler is told to discard it); unlocked (a killed run's), it is taken
+    over and the trace lands."""
+    args = [str(exe(lib, "halocompare")), "-o", "b.csv", "--trace", "irecv-send", "--trace-out", "t.json",
+            *QUICK, *HALO]
+    aside = tmp_path / "t.json.tmp"
+    aside.write_text("")
+    with open(aside) as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        one_line(run(args, tmp_path), "halocompare: ", "'t.json' is being written by another run now")
+    assert sorted(listing(tmp_path)) == ["t.json.tmp"]
+    p = run(args, tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert sorted(listing(tmp_path)) == ["b.csv", "b.json", "t.json"]
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+
+
 # ---------------------------------------------------------------- 6. a full disk
 
 def fill(disk: Path) -> None:

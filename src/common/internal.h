@@ -177,6 +177,11 @@ void mb_trace_test(struct mb_run *run, const struct mb_kernel *k, const struct m
 /* The trace written (collective): 2 when --trace matched no test (said by rank 0), else 0, and on rank 0
  * why the trace could not be written into err (else "") */
 int mb_trace_end(struct mb_run *run, char *err, size_t len);
+void mb_trace_discard(const struct mb_run *run); /* every rank: the profiler writes no trace (a failed run) */
+/* rank 0, with the outputs: --trace-out's name locked for the run (0), or -1 with errno and why in err
+ * (EBUSY: another live run writes it); released after MPI_Finalize */
+int mb_trace_claim(const struct mb_opts *o, char *err, size_t len);
+void mb_trace_release(void);
 
 /* order.c: --order */
 void mb_permutation(unsigned long long seed, int *perm, int n); /* seeded Fisher-Yates */

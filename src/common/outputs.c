@@ -10,7 +10,7 @@
  *
  * Files aside are created, never opened as found: O_EXCL|O_NOFOLLOW, so a
  * link planted at NAME.tmp cannot redirect a write.  The CSV's and --raw's
- * files aside stay locked (flock) for the whole run, the aside and then
+ * files aside (and --trace-out's, tracing.c) stay locked (flock) for the whole run, the aside and then
  * the landed file (one inode): a second run given the same names finds one
  * of them locked and is refused, while a file aside left by a killed run
  * (no lock) is taken over. */

@@ -47,6 +47,7 @@ static void remove_outputs(struct mb_run *run)
     run->csv = NULL;
     if (run->raw) fclose(run->raw);
     run->raw = NULL;
+    mb_trace_release();
     mb_outputs_remove(); /* before measuring: only the files aside, an earlier run's stay */
 }
 
@@ -60,6 +61,7 @@ static _Noreturn __attribute__((format(printf, 3, 0))) void fail_exit(struct mb_
         fputc('\n', stderr);
     }
     remove_outputs(run);
+    mb_trace_discard(run); /* a refused or failed run leaves no trace file either */
     mb_watchdog_stop();
     /* nobody exits before rank 0 has removed the files: an early exit makes
      * the launcher signal the others */
@@ -193,7 +195,7 @@ static int open_aside(struct mb_run *run, char *err, size_t len)
         code = 1;
     } else if (!code) {
         mb_csv_header(run->csv);
-        if (run->opts.raw && mb_raw_open(run, err, len)) {
+        if ((run->opts.raw && mb_raw_open(run, err, len)) || mb_trace_claim(&run->opts, err, len)) {
             code = errno == EBUSY || errno == EEXIST ? 2 : write_failure(errno);
         } else if (fflush(run->csv) || mb_meta_aside(run, 0)) {
             int e2 = errno;
@@ -208,6 +210,7 @@ static int open_aside(struct mb_run *run, char *err, size_t len)
         if (run->csv) fclose(run->csv);
         if (run->raw) fclose(run->raw);
         run->csv = run->raw = NULL;
+        mb_trace_release();
         if (csv_aside) remove(csv_aside);
         if (raw_aside) remove(raw_aside);
         if (made) rmdir(dir);
@@ -551,6 +554,7 @@ int mb_finish(struct mb_run *run)
         mb_findings_after(run->prog->name, run->csv_path);
     mb_meta_release();
     mb_raw_release();
+    mb_trace_release();
     free(run->rows);
     free(run->extra_meta);
     free(run->cmdline_json);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int traced;
@@ -212,6 +213,35 @@ const char *mb_trace_check(const struct mb_program *prog, const struct mb_opts *
     return NULL;
 }
 
+/* --trace-out's name, claimed for the run by rank 0: its file aside, created
+ * and locked (outputs.c) until after MPI_Finalize, so a second run given the
+ * same --trace-out is refused while this one lives (a trace beside the CSV
+ * is guarded by the CSV's own lock).  The profiler writes the trace under
+ * that name aside and renames it onto --trace-out, at MPI_Finalize. */
+static int claim = -1;
+static char claim_path[PATH_MAX + 16];
+
+int mb_trace_claim(const struct mb_opts *o, char *err, size_t len)
+{
+    if (!o->trace || !o->trace_out) return 0;
+    char *a = mb_aside_path(o->trace_out);
+    snprintf(claim_path, sizeof claim_path, "%s", a);
+    free(a);
+    claim = mb_aside_create(claim_path, 1, err, len, o->trace_out);
+    return claim < 0 ? -1 : 0;
+}
+
+void mb_trace_release(void)
+{
+    if (claim < 0) return;
+    struct stat mine, there;
+    if (!fstat(claim, &mine) && !stat(claim_path, &there) && mine.st_ino == there.st_ino &&
+        mine.st_dev == there.st_dev)
+        unlink(claim_path); /* still the claim: no trace came (the run failed) */
+    close(claim);
+    claim = -1;
+}
+
 /* The path of the first library in this process's maps whose name has
  * `name` in it, into out; 0 if none. */
 static int mapped(const char *name, char *out, size_t len)
@@ -378,6 +408,11 @@ int mb_trace_end(struct mb_run *run, char *err, size_t len)
     if (run->rank == 0)
         fprintf(stderr, "%s: --trace '%s' matched no test of this run (no trace written)\n", run->prog->name,
                 run->opts.trace);
-    MPI_Pcontrol(MBP_PCONTROL_DISCARD, MBP_PCONTROL_KEY);
+    mb_trace_discard(run);
     return 2;
+}
+
+void mb_trace_discard(const struct mb_run *run)
+{
+    if (run->opts.trace) MPI_Pcontrol(MBP_PCONTROL_DISCARD, MBP_PCONTROL_KEY);
 }
