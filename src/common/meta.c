@@ -427,9 +427,9 @@ static void ranks(FILE *f, const struct mb_run *run)
     fputs("\n  ]", f);
 }
 
-void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended_by)
+/* which run: its ids, program, build, command, times and whether it ended */
+static void render_identity(FILE *f, const struct mb_run *run, int complete, const char *ended_by)
 {
-    const struct mb_opts *o = &run->opts;
     char end[32];
     mb_utc_now(end, sizeof end, 0);
     fprintf(f, "{\n  \"schema_version\": %d,\n  \"run_id\": ", MB_SCHEMA_VERSION);
@@ -456,6 +456,11 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
         fputs("null", f);
     fprintf(f, ",\n  \"complete\": %s,\n", complete ? "true" : "false");
     if (ended_by) fprintf(f, "  \"ended_by\": \"%s\",\n", ended_by);
+}
+
+/* real or simulated, and on which platform file */
+static void render_platform(FILE *f)
+{
 #ifdef MB_SIMULATED
     fputs("  \"simulated\": true,\n", f);
     /* set by scripts/simulate: which platform file, byte for byte */
@@ -475,6 +480,11 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
 #else
     fputs("  \"simulated\": false,\n", f);
 #endif
+}
+
+/* where it ran: load, the CSV, the MPI library, the ranks, hosts and topology */
+static void render_machine(FILE *f, struct mb_run *run)
+{
     /* ranks x threads beyond a node's PUs: every figure is marked (simulated ranks share no real cores) */
     fprintf(f, "  \"oversubscribed\": %s,\n", mb_oversubscribed() ? "true" : "false");
     if (M.os_pus > 0) {
@@ -505,6 +515,12 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
                "\"cores\": %d, \"pus\": %d},\n",
             HWLOC_VERSION, M.packages, M.numa, M.cores, M.pus);
 #endif
+}
+
+/* how it was built and what it was asked: compiler, options, starts and order */
+static void render_options(FILE *f, struct mb_run *run)
+{
+    const struct mb_opts *o = &run->opts;
     fputs("  \"compiler\": {\"mpicc\": ", f);
     mb_json_str(f, MB_CC);
     fputs(", \"version\": ", f);
@@ -533,6 +549,11 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
         else
             fputs("null}", f);
     }
+}
+
+/* what else could move its figures: binding, environment, the suite's own costs */
+static void render_context(FILE *f)
+{
     /* whether ranks were bound */
 #ifdef MB_SIMULATED
     fputs(",\n  \"binding\": {\"checked\": false, \"why\": \"simulated ranks\"}", f);
@@ -556,6 +577,15 @@ void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended
                "\"peak_rss_kib_max\": %ld, \"peak_rss_kib_mean\": %ld}",
             mb_costs.init_s, mb_costs.setup_s, mb_costs.rss_max_kib, mb_costs.rss_mean_kib);
 #endif
+}
+
+void mb_meta_render(FILE *f, struct mb_run *run, int complete, const char *ended_by)
+{
+    render_identity(f, run, complete, ended_by);
+    render_platform(f);
+    render_machine(f, run);
+    render_options(f, run);
+    render_context(f);
     if (run->extra_meta) fputs(run->extra_meta, f);
     fputs("\n}\n", f);
 }
