@@ -8,6 +8,11 @@
   very files bench/simulated's committed runs rest on): SimGrid's shortest route between two nodes is the
   dimension-order torus route, with the node's injection link at its two ends
   only (SimGrid's TORUS cluster charges every node's limiter on the way);
+- the XT evidence graphs on part of a larger machine (--machine-dims): the
+  whole machine's routers and links, hosts only for the job's nodes (the
+  first free ones in node order, the host file's order), mesh dimensions
+  without wrap-around links, the placement stated, and each the very file
+  the committed evidence run rests on; the placement's halo bounds (--stats);
 - a simulated `cart` is either placed by the platform's model of its
   machine's mapping (mpimb/cart, labelled in the row's params and the
   metadata) or n/a with the reason (SMPI's MPI_Cart_create ignores reorder),
@@ -24,8 +29,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import heapq
 import json
 import os
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -153,14 +160,16 @@ def test_xt_graph_states_its_machine(name: str) -> None:
 @pytest.mark.parametrize("name", XT)
 def test_xt_files_are_the_generators_output(name: str) -> None:
     """scripts/simulate runs the XT models on the generator's output, in build/platforms/ (2 MB files stay out of
-    git), and that output is the very file bench/simulated's committed runs rest on (their SHA-256)."""
+    git), and that output is the very file bench/simulated's committed runs rest on (their SHA-256: the
+    4-neighbour run and the 8-neighbour one)."""
     p = subprocess.run([str(MAKE_TORUS), name], capture_output=True, text=True, check=False)
     assert p.returncode == 0, p.stderr
     f = platform_file(name)
     assert f == ROOT / "build" / "platforms" / f"{name}.xml" and not (PLATFORMS / f"{name}.xml").exists()
     assert p.stdout == f.read_text()
-    run = json.loads((ROOT / "bench" / "simulated" / f"halocompare-{name}-np1024.json").read_text())
-    assert run["platform"]["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
+    for run_name in (name, f"{name}-nbrs8"):  # the 4- and the 8-neighbour runs
+        run = json.loads((ROOT / "bench" / "simulated" / f"halocompare-{run_name}-np1024.json").read_text())
+        assert run["platform"]["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
 
 
 @pytest.mark.parametrize(
@@ -168,7 +177,15 @@ def test_xt_files_are_the_generators_output(name: str) -> None:
     [(["xt3-1024", "--dims", "8,8"], "--dims must be three positive integers X,Y,Z, got '8,8'"),
      (["xt3-1024", "--dims", "4,x,4"], "--dims must be three positive integers"),
      (["bgl-cop-64"], "argument machine: invalid choice: 'bgl-cop-64'"),
-     ([], "missing MACHINE (see --list)")],
+     ([], "missing MACHINE (see --list)"),
+     (["xt3-1024", "--free", "0.5"], "--free and --mesh need --machine-dims"),
+     (["xt3-1024", "--machine-dims", "11,12,16"], "--machine-dims needs --free F (the fraction of the machine"),
+     (["xt3-1024", "--machine-dims", "11,12,16", "--free", "1.5"], "--free must be a fraction, 0 < F <= 1, got '1.5'"),
+     (["xt3-1024", "--machine-dims", "11,12,16", "--free", "0.4"],
+      "xt3-1024 needs 1024 nodes: --free 0.4 of 11x12x16 leaves 845"),
+     (["xt3-1024", "--machine-dims", "11,12,16", "--free", "1", "--mesh", "w"], "--mesh must name dimensions"),
+     (["xt3-1024", "--machine-dims", "11,12", "--free", "1"], "--machine-dims must be three positive integers"),
+     (["xt3-1024", "--machine-dims", "11,12,16", "--free", "1", "--dims", "8,8,16"], "exclude each other")],
 )
 def test_make_torus_platform_bad_input(args: list[str], message: str) -> None:
     p = subprocess.run([str(MAKE_TORUS), *args], capture_output=True, text=True, check=False)
@@ -176,25 +193,119 @@ def test_make_torus_platform_bad_input(args: list[str], message: str) -> None:
     assert p.stderr.count("\n") == 1 and p.stderr.startswith("make-torus-platform: ") and message in p.stderr
 
 
+def generate(*args: str) -> str:
+    p = subprocess.run([str(MAKE_TORUS), *args], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def scattered_runs() -> dict[str, list[str]]:
+    """bench/simulated/run.sh's evidence runs on part of a machine: name -> the generator's arguments."""
+    text = (ROOT / "bench" / "simulated" / "run.sh").read_text()
+    found = re.findall(r"^ *([a-z0-9-]+)\) gen=\"([^\"]+)\"", text, re.MULTILINE)
+    return {name: args.split() for name, args in found}
+
+
+def test_xt_scattered_graph_states_its_placement() -> None:
+    """xt3-1024 on PSC BigBen's 11x12x16 torus, half of it free: the graph holds the whole machine (2112
+    nodes' routers and torus links), hosts and injection links only for the job's 1024 nodes, listed in
+    node order (the job's node list), spread over the machine; the placement is stated."""
+    text = generate("xt3-1024", "--machine-dims", "11,12,16", "--free", "0.5")
+    z = next(ET.fromstring(text).iter("zone"))
+    props = {p.get("id", ""): p.get("value", "") for p in z.findall("prop")}
+    assert props == {"mpimb/machine": "11,12,16", "mpimb/mesh": "none", "mpimb/partition_kind": "scattered",
+                     "mpimb/placement": "free=0.5,seed=1,order=node", "mpimb/mapping": "TXYZ", "mpimb/ppn": "1",
+                     "mpimb/routing": "graph"}
+    job = [int(h.get("id", "").removeprefix("xt-")) for h in z.iter("host")]
+    assert len(job) == 1024 and job == sorted(set(job)) and job[-1] < 2112
+    assert job[-1] - job[0] > 1500  # scattered: not the first 1024 nodes
+    assert len(list(z.iter("router"))) == 3 * 2112
+    links = {lk.get("id", ""): lk for lk in z.iter("link")}
+    assert {n for n in links if n.endswith("-inj")} == {f"xt-{n}-inj" for n in job}
+    assert len(links) == 1024 + 3 * 2112 + 2  # a torus: every node's three + links; xt-reach-1, -2
+    job_set = set(job)
+    reach = [r for r in z.iter("route") if "xt-reach-1" in {c.get("id") for c in r.iter("link_ctn")}]
+    assert len(reach) == 2 * (2112 - 1024)  # into the x and y stage of every node without a host
+    assert all(int(r.get("src", "").split("-")[1]) not in job_set and r.get("src", "").endswith("-rz") for r in reach)
+    assert all(lk.get("bandwidth") == "1.1GBps" for n, lk in links.items() if n.endswith("-inj"))
+    assert all((lk.get("bandwidth"), lk.get("latency"), lk.get("sharing_policy")) == ("3.8GBps", "50ns", "SPLITDUPLEX")
+               for n, lk in links.items() if not n.endswith("-inj") and "reach" not in n)
+    assert "placement: 0.5 of the machine free" in text and "options machine-dims 11,12,16, free 0.5, seed 1:" in text
+    other = generate("xt3-1024", "--machine-dims", "11,12,16", "--free", "0.5", "--seed", "2")
+    assert other != text  # the seed decides which nodes are free
+
+
+def test_xt_scattered_mesh_routes() -> None:
+    """A mesh dimension (Jaguar's x) has no wrap-around link, and the shortest route goes the long way
+    along it rather than round: from a node at x = 0 to every job node, injection, then |dx| x hops
+    and the torus distance in y and z, in dimension order, then the destination's injection."""
+    text = generate("xt3-1024", "--machine-dims", "16,8,16", "--mesh", "x", "--free", "0.5")
+    z = next(ET.fromstring(text).iter("zone"))
+    links = {lk.get("id", "") for lk in z.iter("link")}
+    assert not {f"xt-{n}-x" for n in range(15, 2048, 16)} & links  # x = 15: no + link in x
+    assert {f"xt-{n}-x" for n in range(14, 2048, 16)} <= links
+
+    def at(n: int) -> tuple[int, int, int]:
+        return n % 16, n // 16 % 8, n // 128
+
+    src = next(int(h.get("id", "")[3:]) for h in z.iter("host") if int(h.get("id", "")[3:]) % 16 == 0)
+    routes = shortest_routes(z, f"xt-{src}")
+    assert len(routes) == 1023
+    for dst, path in routes.items():
+        d = int(dst.removeprefix("xt-"))
+        assert path[0] == f"xt-{src}-inj" and path[-1] == f"xt-{d}-inj"
+        (ax, ay, az), (bx, by, bz) = at(src), at(d)
+        want = abs(ax - bx) + min(abs(ay - by), 8 - abs(ay - by)) + min(abs(az - bz), 16 - abs(az - bz))
+        assert len(path) - 2 == want
+        stages = [STAGE[link[-1]] for link in path[1:-1]]
+        assert stages == sorted(stages)
+
+
+@pytest.mark.parametrize("name", sorted(scattered_runs()))
+def test_xt_scattered_runs_rest_on_the_generators_output(name: str) -> None:
+    """Each committed evidence run on part of a machine rests on the generator's output for run.sh's
+    arguments (the JSON's SHA-256), a graph stating that placement."""
+    args = scattered_runs()[name]
+    text = generate(*args)
+    run = json.loads((ROOT / "bench" / "simulated" / f"halocompare-{name}-np1024.json").read_text())
+    assert run["platform"]["name"] == name
+    assert run["platform"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    config = run["platform"]["smpi_config"].split()
+    free = args[args.index("--free") + 1]
+    assert "mpimb/partition_kind:scattered" in config and f"mpimb/placement:free={free},seed=1,order=node" in config
+    assert f"mpimb/machine:{args[args.index('--machine-dims') + 1]}" in config
+
+
+def test_xt_stats_bounds() -> None:
+    """--stats on the contiguous xt3-1024 block: 3968 flows between nodes (32x32 grid, 4 neighbours,
+    non-periodic), 8 messages of 16000 B through each inner node's 1.1 GB/s injection link: 116.4 us per
+    exchange, so at most 550 MB/s per process; the links alone allow more."""
+    out = generate("xt3-1024", "--stats").splitlines()
+    assert out[0] == "1024 nodes of 1024, nodes 0 to 1023"
+    for line, comm in zip(out[1:], ("world", "evenodd")):
+        assert line.startswith(f"{comm}: 3968 flows between nodes, mean ")
+        assert "busiest injection link 8 messages: 116.4 us at 1.1GBps; bound 550 MB/s per process" in line
+    scattered = generate("xt3-1024", "--machine-dims", "11,12,16", "--free", "0.5", "--stats")
+    assert scattered.startswith("1024 nodes of 2112, nodes 0 to ")
+
+
 def shortest_routes(z: ET.Element, src: str) -> dict[str, list[str]]:
-    """SimGrid's DijkstraZone: the route from src with the fewest links (every
-    one-hop route of these graphs has one link), as the list of its links."""
-    out: dict[str, list[tuple[str, str]]] = {}
+    """SimGrid's DijkstraZone: the route from src with the fewest links, as the list of its links (a
+    route never passes through a host; graphs on part of a machine have two-link edges, xt-reach-*)."""
+    out: dict[str, list[tuple[str, list[str]]]] = {}
     for r in z.iter("route"):
         if r.get("src") != r.get("dst"):
-            (ctn,) = r.iter("link_ctn")
-            out.setdefault(r.get("src", ""), []).append((r.get("dst", ""), ctn.get("id", "")))
+            out.setdefault(r.get("src", ""), []).append((r.get("dst", ""), [c.get("id", "") for c in r.iter("link_ctn")]))
     path: dict[str, list[str]] = {src: []}
-    frontier = [src]
-    while frontier:
-        nxt = []
-        for v in frontier:
-            if v == src or "-r" in v:  # a route never passes through a host
-                for w, link in out.get(v, []):
-                    if w not in path:
-                        path[w] = [*path[v], link]
-                        nxt.append(w)
-        frontier = nxt
+    queue = [(0, src)]
+    while queue:
+        cost, v = heapq.heappop(queue)
+        if cost > len(path[v]) or not (v == src or "-r" in v):
+            continue
+        for w, links in out.get(v, []):
+            if w not in path or len(path[v]) + len(links) < len(path[w]):
+                path[w] = [*path[v], *links]
+                heapq.heappush(queue, (len(path[w]), w))
     return {h: p for h, p in path.items() if "-r" not in h and h != src}
 
 

@@ -2,32 +2,54 @@
 # Re-runs the simulated halocompare runs of bench/simulated/README.md on the
 # calibrated machine models (platforms/bgl-*.xml, xt*-1024.xml): the talk's
 # methods, orderings and stencils at the talk's sizes and message lengths,
-# the evidence run (bgl-cop-64-cube) and the prediction (bgl-cop-1024), then
+# the evidence runs (bgl-cop-64-cube; the XT3 and XT4-SN models on part of a
+# busy machine, xt*-scattered-*, whose graphs scripts/make-torus-platform
+# writes into build/platforms/) and the prediction (bgl-cop-1024), then
 # compare.py's tables (tables.md).
 #   run.sh [PLATFORM...]      default: all of them
 # Simulated time is deterministic: one repetition per test, every exchange
 # verified.  Real time on a shared 2-core machine: seconds for the BG/L
-# models at 64/128 ranks, 1-2 minutes for each XT graph (1024 ranks) and
-# 8 for bgl-cop-1024.
+# models at 64/128 ranks, 1-2 minutes for each XT graph (1024 ranks, 4 and
+# 8 neighbours alike), 4-7 for each evidence run on a whole machine's graph
+# and 8 for bgl-cop-1024.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-all=(bgl-cop-64 bgl-cop-64-cube bgl-vn-128 xt3-1024 xt4-1024 xt4-sn-1024 bgl-cop-1024)
+all=(bgl-cop-64 bgl-cop-64-cube bgl-vn-128 xt3-1024 xt4-1024 xt4-sn-1024 xt3-1024-nbrs8 xt4-1024-nbrs8
+    xt4-sn-1024-nbrs8 bgl-cop-1024 xt3-1024-scattered-bigben xt3-1024-scattered-jaguar xt4-sn-1024-scattered-jaguar)
 platforms=("$@")
 [[ ${#platforms[@]} -gt 0 ]] || platforms=("${all[@]}")
 for p in "${platforms[@]}"; do
+    gen="" comms=world,evenodd,cart tests=halo,one-sender platform=$p
     # the published runs: BG/L 64 / 128 processes of 2048 doubles, the XTs 1024 of 2000
-    # (1024 ranks: 4 neighbours only; an XT graph took 1-2 minutes of real
-    # time here for its 20 tests; one 8-neighbour test took 84 s to 4 minutes)
+    # (1024 ranks: an XT graph took 1-2 minutes of real time here for its 20 tests
+    # of 4 neighbours, and as long for its 10 of 8 neighbours)
     case "$p" in
     bgl-cop-64 | bgl-cop-64-cube) np=64 count=2048 methods=irecv-send,irecv-isend periodic=both nbrs=4,8 ;;
     bgl-vn-128) np=128 count=2048 methods=irecv-send,irecv-isend periodic=both nbrs=4,8 ;;
     bgl-cop-1024) np=1024 count=2048 methods=irecv-send,irecv-isend periodic=no nbrs=4 ;;
     xt3-1024 | xt4-1024 | xt4-sn-1024) np=1024 count=2000 methods=irecv-send,irecv-isend,phased periodic=both nbrs=4 ;;
+    # the XT models' 8-neighbour rows (the methods the talk shows there), a file of their own
+    xt3-1024-nbrs8 | xt4-1024-nbrs8 | xt4-sn-1024-nbrs8)
+        platform=${p%-nbrs8} np=1024 count=2000 methods=irecv-send,irecv-isend periodic=both nbrs=8 ;;
+    # evidence: the model's 1024 nodes scattered over a busy machine's torus, the first free ones in
+    # node order (docs/simulate.md): PSC's BigBen (11x12x16 torus) half free, the most scattered
+    # 1024 nodes can be there; ORNL's Jaguar XT4 (21x16x24, x a mesh) 13 % free, likewise
+    xt3-1024-scattered-bigben) gen="xt3-1024 --machine-dims 11,12,16 --free 0.5" ;;&
+    xt3-1024-scattered-jaguar) gen="xt3-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
+    xt4-sn-1024-scattered-jaguar) gen="xt4-sn-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
+    xt3-1024-scattered-bigben | xt3-1024-scattered-jaguar | xt4-sn-1024-scattered-jaguar)
+        np=1024 count=2000 methods=irecv-isend periodic=no nbrs=4 comms=world,evenodd ;;
     *) echo "run.sh: unknown platform '$p' (have: ${all[*]})" >&2; exit 2 ;;
     esac
-    MPIMB_REPORT=none "$root/scripts/simulate" halocompare -n "$np" --platform "$p" -- \
-        --methods "$methods" --comms world,evenodd,cart --tests halo,one-sender --periodic "$periodic" --neighbors "$nbrs" \
+    if [[ -n "$gen" ]]; then
+        platform=$root/build/platforms/$p.xml
+        mkdir -p "$root/build/platforms"
+        # shellcheck disable=SC2086 # gen is the generator's words
+        python3 "$root/scripts/make-torus-platform" $gen >"$platform.$$" && mv -f "$platform.$$" "$platform"
+    fi
+    MPIMB_REPORT=none "$root/scripts/simulate" halocompare -n "$np" --platform "$platform" -- \
+        --methods "$methods" --comms "$comms" --tests "$tests" --periodic "$periodic" --neighbors "$nbrs" \
         --count "$count" --reps 1 --max-reps 1 --min-rep-time 0 --verify \
         -o "$here/halocompare-$p-np$np.csv" >"$here/halocompare-$p-np$np.txt"
 done
