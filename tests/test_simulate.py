@@ -57,12 +57,13 @@ def simulate(
 
 
 def sim_run(
-    program: str, n: int, platform: str, *prog_args: str, out: Path, exact: bool = False
+    program: str, n: int, platform: str, *prog_args: str, out: Path, exact: bool = False,
+    sim_opts: tuple[str, ...] = (),
 ) -> Run:
-    """Runs program on n simulated ranks; the CSV goes to out."""
+    """Runs program on n simulated ranks (scripts/simulate's own options sim_opts); the CSV goes to out."""
     if not (ROOT / "src" / program).is_dir():
         pytest.skip(f"src/{program} does not exist yet")
-    opts = ["--exact"] if exact else []
+    opts = ["--exact", *sim_opts] if exact else list(sim_opts)
     p = simulate(
         program,
         "-n",

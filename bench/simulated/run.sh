@@ -4,7 +4,8 @@
 # methods, orderings and stencils at the talk's sizes and message lengths,
 # the evidence runs (bgl-cop-64-cube; the XT3 and XT4-SN models on part of a
 # busy machine, xt*-scattered-*, whose graphs scripts/make-torus-platform
-# writes into build/platforms/) and the prediction (bgl-cop-1024), then
+# writes into build/platforms/) and the predictions (bgl-cop-1024; xt3-256,
+# the XT3 model on a smaller block, written the same way), then
 # compare.py's tables (tables.md).
 #   run.sh [PLATFORM...]      default: all of them
 # Simulated time is deterministic: one repetition per test, every exchange
@@ -16,11 +17,11 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 all=(bgl-cop-64 bgl-cop-64-cube bgl-vn-128 xt3-1024 xt4-1024 xt4-sn-1024 xt3-1024-nbrs8 xt4-1024-nbrs8
-    xt4-sn-1024-nbrs8 bgl-cop-1024 xt3-1024-scattered-bigben xt3-1024-scattered-jaguar xt4-sn-1024-scattered-jaguar)
+    xt4-sn-1024-nbrs8 bgl-cop-1024 xt3-256 xt3-1024-scattered-bigben xt3-1024-scattered-jaguar xt4-sn-1024-scattered-jaguar)
 platforms=("$@")
 [[ ${#platforms[@]} -gt 0 ]] || platforms=("${all[@]}")
 for p in "${platforms[@]}"; do
-    gen="" comms=world,evenodd,cart tests=halo,one-sender platform=$p
+    gen="" comms=world,evenodd,cart tests=halo,one-sender platform=$p sim=()
     # the published runs: BG/L 64 / 128 processes of 2048 doubles, the XTs 1024 of 2000
     # (1024 ranks: an XT graph took 1-2 minutes of real time here for its 20 tests
     # of 4 neighbours, and as long for its 10 of 8 neighbours)
@@ -35,11 +36,15 @@ for p in "${platforms[@]}"; do
     # evidence: the model's 1024 nodes scattered over a busy machine's torus, the first free ones in
     # node order (docs/simulate.md): PSC's BigBen (11x12x16 torus) half free, the most scattered
     # 1024 nodes can be there; ORNL's Jaguar XT4 (21x16x24, x a mesh) 13 % free, likewise
+    # prediction: the XT3 model on a 256-node block (8x8x4), a size the talk did not run
+    xt3-256) gen="xt3-1024 --dims 8,8,4" np=256 count=2000 methods=irecv-send,irecv-isend,phased periodic=no nbrs=4 ;;
     xt3-1024-scattered-bigben) gen="xt3-1024 --machine-dims 11,12,16 --free 0.5" ;;&
     xt3-1024-scattered-jaguar) gen="xt3-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
     xt4-sn-1024-scattered-jaguar) gen="xt4-sn-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
+    # (the links and the injection alone, SimGrid's plain SMPI model: the question is whether the
+    # routes bind; under the XT's NIC penalty no route does, and the IB model is much slower here)
     xt3-1024-scattered-bigben | xt3-1024-scattered-jaguar | xt4-sn-1024-scattered-jaguar)
-        np=1024 count=2000 methods=irecv-isend periodic=no nbrs=4 comms=world,evenodd ;;
+        np=1024 count=2000 methods=irecv-isend periodic=no nbrs=4 comms=world,evenodd sim=(--cfg network/model:SMPI) ;;
     *) echo "run.sh: unknown platform '$p' (have: ${all[*]})" >&2; exit 2 ;;
     esac
     if [[ -n "$gen" ]]; then
@@ -48,7 +53,7 @@ for p in "${platforms[@]}"; do
         # shellcheck disable=SC2086 # gen is the generator's words
         python3 "$root/scripts/make-torus-platform" $gen >"$platform.$$" && mv -f "$platform.$$" "$platform"
     fi
-    MPIMB_REPORT=none "$root/scripts/simulate" halocompare -n "$np" --platform "$platform" -- \
+    MPIMB_REPORT=none "$root/scripts/simulate" halocompare -n "$np" --platform "$platform" "${sim[@]}" -- \
         --methods "$methods" --comms "$comms" --tests "$tests" --periodic "$periodic" --neighbors "$nbrs" \
         --count "$count" --reps 1 --max-reps 1 --min-rep-time 0 --verify \
         -o "$here/halocompare-$p-np$np.csv" >"$here/halocompare-$p-np$np.txt"

@@ -96,18 +96,25 @@ static int node_key(const struct mb_run *run, int ndims, const int dims[], char 
 const char *halo_sim_cart_why = HALO_SIM_CART_NA;
 
 /* SMPI's MPI_Cart_create ignores reorder.  A platform may carry a model of
- * its machine's mapping (scripts/simulate passes it): "fold", a model of
- * IBM's BG/L topology mapping for a 2-D grid on a partition of PX x PY x PZ
- * nodes with T processes each, placed XYZT or TXYZ: the grid's columns along
- * x, its rows through the node's processes, then y and z back and forth, so
- * that every grid neighbour is on the same node or one hop away.  Returns
- * rank's position in that grid, or -1 (and the reason) where it does not
- * apply. */
+ * its machine's mapping (scripts/simulate passes it):
+ * - "identity": the machine's MPI ignores reorder too (MPICH2's, under Cray's
+ *   MPI on the XT), so the grid is in rank order;
+ * - "fold", a model of IBM's BG/L topology mapping for a 2-D grid on a
+ *   partition of PX x PY x PZ nodes with T processes each, placed XYZT or
+ *   TXYZ: the grid's columns along x, its rows through the node's processes,
+ *   then y and z back and forth, so that every grid neighbour is on the same
+ *   node or one hop away.
+ * Returns rank's position in that grid, or -1 (and the reason) where it does
+ * not apply. */
 static int sim_cart_key(int rank, int size, int ndims, const int dims[], const char **why)
 {
     const char *model = getenv("MPIMB_SIM_CART"), *part = getenv("MPIMB_SIM_PARTITION"),
                *map = getenv("MPIMB_SIM_MAPPING"), *ppn_s = getenv("MPIMB_SIM_PPN");
     *why = HALO_SIM_CART_NA;
+    if (model && !strcmp(model, "identity")) {
+        *why = NULL;
+        return rank;
+    }
     if (!model || strcmp(model, "fold") || !part || !map || !ppn_s) return -1;
     int p[3] = {0, 0, 0}, t = atoi(ppn_s);
     if (sscanf(part, "%d,%d,%d", &p[0], &p[1], &p[2]) != 3 || t < 1) return -1;
