@@ -159,7 +159,7 @@ def test_xt_graph_states_its_machine(name: str) -> None:
     assert config["smpi/lat-factor"] == "0:1" and config["smpi/bw-factor"] == "0:1"
     assert config["smpi/os"] == config["smpi/or"] == ("0:2.5e-6:0" if name == "xt3-1024" else "0:2.25e-6:0")
     assert config["smpi/IB-penalty-factors"] == ("1;1;8.4" if name == "xt3-1024" else "1;1;6.25")
-    assert "Brightwell" in text and "the one fitted figure" in text and "sources:" in text and "Not modelled" in text
+    assert "Brightwell" in text and "the one fitted value" in text and "sources:" in text and "Not modelled" in text
 
 
 @pytest.mark.parametrize("name", XT)
@@ -437,6 +437,7 @@ def test_bgl_models_share_one_fitted_figure() -> None:
         ('<prop id="mpimb/partition" value="x"/>', "is not a block of a TORUS cluster"),
         ('<prop id="mpimb/mapping" value="ZYXT"/>', "mpimb/mapping must be TXYZ or XYZT"),
         ('<prop id="mpimb/ppn" value="0"/>', "mpimb/ppn must be a positive integer"),
+        ('<prop id="mpimb/network_model" value="IB;x"/>', "mpimb/network_model must be a SimGrid network model name"),
     ],
 )
 def test_bad_model_properties(tmp_path: Path, prop: str, message: str) -> None:
