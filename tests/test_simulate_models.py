@@ -10,6 +10,8 @@
   only (SimGrid's TORUS cluster charges every node's limiter on the way);
   their NIC model (SimGrid's IB model, one fitted penalty per SeaStar
   generation) is passed and in effect, and slows the halo, not one sender;
+  XT4's two processes a node are a host each (the IB model counts per host,
+  and so counts their messages to each other), the result naming the nodes;
 - the XT evidence graphs on part of a larger machine (--machine-dims): the
   whole machine's routers and links, hosts only for the job's nodes (the
   first free ones in node order, the host file's order), mesh dimensions
@@ -146,7 +148,14 @@ def test_xt_graph_states_its_machine(name: str) -> None:
     dims = [int(v) for v in torus.split(",")]
     nodes = dims[0] * dims[1] * dims[2]
     assert nodes * ppn == 1024
-    assert [h.get("id") for h in z.iter("host")] == [f"xt-{n}" for n in range(nodes)]  # x fastest
+    hosts = list(z.iter("host"))
+    if ppn == 1:  # a host a node, x fastest
+        assert [h.get("id") for h in hosts] == [f"xt-{n}" for n in range(nodes)] and "mpimb/hosts" not in props
+    else:  # XT4 VN: a host a process (SimGrid's IB model counts per host), a node's together, its node named
+        assert props["mpimb/hosts"] == "process"
+        assert [h.get("id") for h in hosts] == [f"xt-{n}-p{k}" for n in range(nodes) for k in range(ppn)]
+        assert [h.find("prop").attrib for h in hosts[:ppn + 1]] == \
+            [{"id": "mpimb/node", "value": "xt-0"}] * ppn + [{"id": "mpimb/node", "value": "xt-1"}]
     links = {lk.get("id", ""): lk for lk in z.iter("link")}
     for n in (0, nodes - 1):
         inj = links[f"xt-{n}-inj"]
@@ -154,11 +163,12 @@ def test_xt_graph_states_its_machine(name: str) -> None:
         for s in "xyz":
             t = links[f"xt-{n}-{s}"]
             assert (t.get("bandwidth"), t.get("latency"), t.get("sharing_policy")) == (bw, "50ns", "SPLITDUPLEX")
-        assert (f"xt-{n}-loopback" in links) == (ppn > 1)
-    assert len(links) == nodes * (4 + (ppn > 1))
+    assert len(links) == nodes * 4  # no loopback: a node's processes talk through its injection link
     assert config["smpi/lat-factor"] == "0:1" and config["smpi/bw-factor"] == "0:1"
     assert config["smpi/os"] == config["smpi/or"] == ("0:2.5e-6:0" if name == "xt3-1024" else "0:2.25e-6:0")
-    assert config["smpi/IB-penalty-factors"] == ("1;1;8.4" if name == "xt3-1024" else "1;1;6.25")
+    # the fitted ys (XT3 8.4, SeaStar2 6.25), times the hosts a NIC serves
+    assert config["smpi/IB-penalty-factors"] == {"xt3-1024": "1;1;8.4", "xt4-sn-1024": "1;1;6.25",
+                                                 "xt4-1024": "1;1;12.5"}[name]
     assert "Brightwell" in text and "the one fitted value" in text and "sources:" in text and "Not modelled" in text
 
 
@@ -417,9 +427,33 @@ def test_xt_graph_penalises_many_incoming_and_maps_cart_identically(tmp_path: Pa
 
 
 def test_seastar2_models_share_one_fitted_figure() -> None:
-    """One fitted parameter per SeaStar generation: both XT4 models carry the same penalty."""
-    assert element("xt4-1024", "zone")[2]["smpi/IB-penalty-factors"] == \
-        element("xt4-sn-1024", "zone")[2]["smpi/IB-penalty-factors"]
+    """One fitted parameter per SeaStar generation: both XT4 models carry the same penalty, the VN file's
+    per host, a process (its NIC's count is twice a host's)."""
+    sn = element("xt4-sn-1024", "zone")[2]["smpi/IB-penalty-factors"].split(";")
+    vn = element("xt4-1024", "zone")[2]["smpi/IB-penalty-factors"].split(";")
+    assert vn[:2] == sn[:2] == ["1", "1"] and float(vn[2]) == 2 * float(sn[2])
+
+
+@needs_smpi
+def test_xt4_vn_counts_a_nodes_messages_to_itself(tmp_path: Path) -> None:
+    """xt4-1024's graph on a 4x4x2 block: 64 ranks, two a node (TXYZ: ranks 2n and 2n+1 on node xt-n, one
+    SimGrid host each).  The harness reports the nodes, not the hosts (the hosts' mpimb/node).  A halo message
+    goes from a process sending 4 (one of them to its node's other process, out through the node's
+    injection link and back) to one receiving 4: 2 GB/s / (4 x 12.5) = 40 MB/s, so at most 160 MB/s per
+    process, half the SN model's 320 (a node's NIC handles all 8 of its processes' messages); with the
+    on-node message free, as on a host of two processes, it would be 2 GB/s / (6 x 6.25) x 4 = 213."""
+    plat = tmp_path / "xt4-442.xml"
+    p = subprocess.run([str(MAKE_TORUS), "xt4-1024", "--dims", "4,4,2"], capture_output=True, text=True, check=True)
+    plat.write_text(p.stdout)
+    run = sim_run("halocompare", 64, str(plat), "--comms", "world", "--tests", "halo", *XT_444_ARGS,
+                  out=tmp_path / "vn.csv")
+    meta = run.meta()
+    assert (meta["nnodes"], meta["ppn"]) == (32, 2)
+    assert [r["host"] for r in sorted(meta["ranks"], key=lambda r: r["rank"])] == [f"xt-{r // 2}" for r in range(64)]
+    assert "mpimb/hosts:process" in meta["platform"]["smpi_config"].split()
+    assert "placement:TXYZ,ppn=2" in meta["platform"]["smpi_config"].split()
+    (row,) = run.rows()
+    assert row["verified"] == "yes" and 0.9 * 160 < float(row["mbps"]) < 160
 
 
 def test_bgl_models_share_one_fitted_figure() -> None:
@@ -438,6 +472,9 @@ def test_bgl_models_share_one_fitted_figure() -> None:
         ('<prop id="mpimb/mapping" value="ZYXT"/>', "mpimb/mapping must be TXYZ or XYZT"),
         ('<prop id="mpimb/ppn" value="0"/>', "mpimb/ppn must be a positive integer"),
         ('<prop id="mpimb/network_model" value="IB;x"/>', "mpimb/network_model must be a SimGrid network model name"),
+        ('<prop id="mpimb/hosts" value="core"/>', "mpimb/hosts must be node or process"),
+        ('<prop id="mpimb/mapping" value="XYZT"/><prop id="mpimb/hosts" value="process"/>',
+         "mpimb/hosts process lists a node's hosts together: it needs mpimb/mapping TXYZ"),
     ],
 )
 def test_bad_model_properties(tmp_path: Path, prop: str, message: str) -> None:

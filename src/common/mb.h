@@ -162,6 +162,9 @@ struct mb_nodes {
     MPI_Comm leaders;           /* the node leaders, in node order; MPI_COMM_NULL on other ranks */
     int *node_of;               /* node of every rank of the communicator */
 };
+/* The name of this rank's node (MPI_Get_processor_name; simulated: its host's
+ * mpimb/node property where the platform gives one). */
+void mb_node_name(char *name, size_t len);
 /* Collective over comm.  mb_nodes_free releases the communicators and array. */
 void mb_nodes_init(MPI_Comm comm, struct mb_nodes *n);
 void mb_nodes_free(struct mb_nodes *n);

@@ -307,7 +307,7 @@ void mb_meta_gather(struct mb_run *run)
     char rec[REC] = {0}, cpus[REC / 2] = "unknown";
     int len = 0, bound = -1;
     char host[MPI_MAX_PROCESSOR_NAME];
-    MPI_Get_processor_name(host, &len);
+    mb_node_name(host, sizeof host);
 #ifdef MB_SIMULATED
     /* SMPI: every rank lives in this one process; the real machine's topology
      * says nothing about the simulated node, and 1024 loads cost minutes. */

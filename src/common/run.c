@@ -13,6 +13,9 @@
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef MB_SIMULATED
+#include <simgrid/host.h>
+#endif
 
 char *mb_cmdline_json(int argc, char **argv)
 {
@@ -227,13 +230,55 @@ int mb_open_outputs(struct mb_run *run, char *err, size_t len)
     return code;
 }
 
+void mb_node_name(char *name, size_t len)
+{
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int n = 0;
+    MPI_Get_processor_name(host, &n);
+#ifdef MB_SIMULATED
+    /* A platform may give a node one SimGrid host per process (SimGrid's IB
+     * model counts a NIC's messages per host: scripts/make-torus-platform's
+     * XT4); the host's mpimb/node property then names the node. */
+    const char *node = sg_host_get_property_value(sg_host_self(), "mpimb/node");
+    if (node) {
+        snprintf(name, len, "%s", node);
+        return;
+    }
+#endif
+    snprintf(name, len, "%s", host);
+}
+
+#ifdef MB_SIMULATED
+/* SMPI's MPI_COMM_TYPE_SHARED groups the ranks of a SimGrid host, not of a
+ * node: group by mb_node_name, coloured by the lowest rank of each name. */
+static void split_by_node(MPI_Comm comm, int rank, int size, MPI_Comm *node)
+{
+    enum { NAME = 128 };
+    char mine[NAME] = {0}, *all = malloc((size_t)size * NAME);
+    mb_node_name(mine, sizeof mine);
+    MPI_Allgather(mine, NAME, MPI_CHAR, all, NAME, MPI_CHAR, comm);
+    int color = rank;
+    for (int r = 0; r < rank; r++)
+        if (!strcmp(all + (size_t)r * NAME, mine)) {
+            color = r;
+            break;
+        }
+    free(all);
+    MPI_Comm_split(comm, color, rank, node);
+}
+#endif
+
 void mb_nodes_init(MPI_Comm comm, struct mb_nodes *n)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     *n = (struct mb_nodes){.leaders = MPI_COMM_NULL};
+#ifdef MB_SIMULATED
+    split_by_node(comm, rank, size, &n->comm);
+#else
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &n->comm);
+#endif
     MPI_Comm_rank(n->comm, &n->local_rank);
     MPI_Comm_size(n->comm, &n->local_size);
     n->leader = rank;
