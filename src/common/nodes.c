@@ -2,6 +2,7 @@
  * communicator grouped by node (a communicator per node, its leaders). */
 #include "internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,21 +30,32 @@ void mb_node_name(char *name, size_t len)
 
 #ifdef MB_SIMULATED
 /* SMPI's MPI_COMM_TYPE_SHARED groups the ranks of a SimGrid host, not of a
- * node: group by mb_node_name, coloured by the lowest rank of each name. */
-static void split_by_node(MPI_Comm comm, int rank, int size, MPI_Comm *node)
+ * node: group by mb_node_name.  A split by the name's hash first, so no rank
+ * holds every rank's name (all ranks share one process here), then by the
+ * first rank of each name among those sharing the hash. */
+static void split_by_node(MPI_Comm comm, int rank, MPI_Comm *node)
 {
     enum { NAME = 128 };
-    char mine[NAME] = {0}, *all = malloc((size_t)size * NAME);
+    char mine[NAME] = {0};
     mb_node_name(mine, sizeof mine);
-    MPI_Allgather(mine, NAME, MPI_CHAR, all, NAME, MPI_CHAR, comm);
-    int color = rank;
-    for (int r = 0; r < rank; r++)
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (const char *c = mine; *c; c++) h = (h ^ (unsigned char)*c) * 16777619u;
+    MPI_Comm same;
+    MPI_Comm_split(comm, (int)(h & INT_MAX), rank, &same);
+    int n, me;
+    MPI_Comm_size(same, &n);
+    MPI_Comm_rank(same, &me);
+    char *all = malloc((size_t)n * NAME);
+    MPI_Allgather(mine, NAME, MPI_CHAR, all, NAME, MPI_CHAR, same);
+    int first = me;
+    for (int r = 0; r < me; r++)
         if (!strcmp(all + (size_t)r * NAME, mine)) {
-            color = r;
+            first = r;
             break;
         }
     free(all);
-    MPI_Comm_split(comm, color, rank, node);
+    MPI_Comm_split(same, first, rank, node);
+    MPI_Comm_free(&same);
 }
 #endif
 
@@ -54,7 +66,7 @@ void mb_nodes_init(MPI_Comm comm, struct mb_nodes *n)
     MPI_Comm_size(comm, &size);
     *n = (struct mb_nodes){.leaders = MPI_COMM_NULL};
 #ifdef MB_SIMULATED
-    split_by_node(comm, rank, size, &n->comm);
+    split_by_node(comm, rank, &n->comm);
 #else
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &n->comm);
 #endif
