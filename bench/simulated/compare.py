@@ -5,7 +5,8 @@ in this folder), with the ratio simulated / published, whether it lies within
 published ratios (evenodd / world, cart / world, 8 / 4 neighbours,
 one-sender / halo, irecv-send / irecv-isend) the same way, whether each
 published table's order of the orderings is kept, and the predictions (the
-models at sizes the talk did not run).  Prints Markdown.
+models at sizes the talk did not run); beside every figure or ratio that
+misses and every order not kept, the model feature it needs.  Prints Markdown.
 
     .venv/bin/python bench/simulated/compare.py > bench/simulated/tables.md
 """
@@ -50,6 +51,55 @@ CALIBRATION = {("BGL-co-processor", "halo", "irecv-isend", "world", 4, "0"),
                ("Cray-XT4-SN", "halo", "irecv-isend", "world", 4, "0")}
 TIE = 0.01  # simulated orderings closer than 1 % are a tie: the model does not order them
 
+# Why a figure, ratio or order misses: the model feature it needs (docs/simulate.md, "What SimGrid 3.32
+# cannot reach", has the run that isolates each; bench/simulated/README.md, "Every figure that misses").
+FEATURES = {
+    "send-receive": "a node's sends slowed by its own receives (SimGrid's IB model counts only a sender's "
+                    "outgoing and a receiver's incoming messages: a phase costs a whole exchange)",
+    "per-host": "on XT4 a phase's sending process is penalised as its whole node (a host per process, ys x 2)",
+    "route": "a NIC cost that depends on the route (at the IB penalty a message's rate does not: the "
+             "orderings tie)",
+    "compound": "8 neighbours and periodic boundaries compound (more messages, wrap-around routes: "
+                "nothing more under the NIC penalty)",
+    "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
+               "is world's grid: identity)",
+    "adaptive": "adaptive routing (dimension order puts two of the sender's messages on one link) and the "
+                "receive cost of rendezvous messages (SMPI charges smpi/or on eager ones only)",
+    "rendezvous": "rendezvous Irecv/Send: the receive cost SMPI leaves out, and routes serialised under "
+                  "dimension order (not isolated further)",
+    "fifo": "a node's torus FIFOs shared by its two processes (smpi/ois is per process)",
+    "fold": "IBM's own mapping (the fold is a model of it; virtual-node: every other grid row on the node's "
+            "second core)",
+}
+
+
+def why(d: pd.DataFrame, miss: pd.Series) -> pd.Series:
+    """The missing features behind each row where `miss`: every rule whose condition holds, in FEATURES'
+    order (a row of a figure, a ratio or an order table: the columns it has are the ones asked)."""
+    def col(c: str) -> pd.Series:
+        return d[c] if c in d else pd.Series("", index=d.index)
+
+    xt, machine, method = col("machine").str.startswith("Cray"), col("machine"), col("method")
+    what, comm, test = col("what"), col("comm"), col("test")
+    nbrs, periodic = pd.to_numeric(col("neighbors"), errors="coerce"), col("periodic")
+    phased, order = method.eq("phased"), col("kept").ne("")  # order: a row of the order table
+    rules = {
+        "send-receive": xt & phased,
+        "per-host": machine.eq("Cray-XT4") & phased,
+        "route": xt & ~phased & (comm.eq("evenodd") | what.eq("evenodd / world") | order),
+        "compound": xt & ~phased & ~order & (nbrs.eq(8) | periodic.eq("1")),
+        "cart-xt": xt & ~phased & (comm.eq("cart") | order),
+        "adaptive": ~xt & (test.eq("one-sender") | what.str.startswith("one-sender")),
+        "rendezvous": ~xt & (method.eq("irecv-send") | what.eq("irecv-send / irecv-isend")),
+        "fifo": machine.eq("BGL-virtual-node") & method.eq("irecv-isend") & (nbrs.eq(8) | what.eq("8 / 4 neighbours")),
+        "fold": ~xt & method.eq("irecv-isend") & (what.eq("cart / world") | order),
+    }
+    out = pd.Series("", index=d.index)
+    for name, hit in rules.items():
+        out = out.str.cat(hit.fillna(False).map({True: FEATURES[name] + "; ", False: ""}))
+    out = out.str.removesuffix("; ").replace("", "not diagnosed")
+    return out.where(miss, "")
+
 
 def published() -> pd.DataFrame:
     """Every published figure, keyed like a simulated row (periodic '0'/'1'; the
@@ -89,6 +139,7 @@ def beside(ref: pd.DataFrame, sims: dict[str, pd.DataFrame]) -> pd.DataFrame:
     out["within"] = (out["ratio"] - 1).abs().le(WITHIN).map({True: "yes", False: "NO"}).where(out["ratio"].notna(), "")
     key = list(zip(out["machine"], out["test"], out["method"], out["comm"], out["neighbors"], out["periodic"]))
     out["role"] = ["calibration" if k in CALIBRATION else "validation" for k in key]
+    out["missing model feature"] = why(out, out["within"].eq("NO"))
     return out
 
 
@@ -119,7 +170,9 @@ def ratio_table(fig: pd.DataFrame) -> pd.DataFrame:
     t["neighbors"] = t["neighbors"].astype("Int64")
     t["sim / pub"] = t["simulated"] / t["published"]
     t["within"] = (t["sim / pub"] - 1).abs().le(WITHIN).map({True: "yes", False: "NO"}).where(t["simulated"].notna(), "")
-    return t[[c for c in cols if c in t.columns] + ["published", "simulated", "sim / pub", "within"]]
+    t["missing model feature"] = why(t, t["within"].eq("NO"))
+    return t[[c for c in cols if c in t.columns] + ["published", "simulated", "sim / pub", "within",
+                                                    "missing model feature"]]
 
 
 def order_kept(fig: pd.DataFrame) -> pd.DataFrame:
@@ -146,8 +199,10 @@ def order_kept(fig: pd.DataFrame) -> pd.DataFrame:
         return "NO" if r.le(-TIE).any() else "tie" if r.lt(TIE).any() else "yes"
 
     groups = h.groupby(table)[["comm", "published", "simulated"]]
-    return pd.DataFrame({"published": order("published"), "simulated": groups.apply(sim_order),
-                         "kept": groups.apply(verdict)}).reset_index()
+    t = pd.DataFrame({"published": order("published"), "simulated": groups.apply(sim_order),
+                      "kept": groups.apply(verdict)}).reset_index()
+    t["missing model feature"] = why(t, t["kept"].ne("yes"))
+    return t
 
 
 def markdown(df: pd.DataFrame, digits: int = 2) -> str:
@@ -181,10 +236,14 @@ def main() -> int:
            "tables do not say periodic or not: set beside the non-periodic runs (their partitions",
            "are meshes).  SimGrid's MPI_Cart_create ignores reorder: the BG/L models' `cart` is",
            "their model of IBM's mapping (mpimb/cart fold), the XT models' the model of Cray's",
-           "MPICH2-based MPI, which ignores reorder too (mpimb/cart identity; docs/simulate.md).", ""]
+           "MPICH2-based MPI, which ignores reorder too (mpimb/cart identity; docs/simulate.md).",
+           "`missing model feature`: for each figure or ratio outside +-25 % and each order not kept,",
+           "what the model would need to reach it (compare.py's FEATURES; docs/simulate.md, \"What",
+           "SimGrid 3.32 cannot reach\", has the run that isolates each).", ""]
     if missing:
         out.append(f"(not simulated yet: {', '.join(missing)}: run bench/simulated/run.sh)\n")
-    cols = ["role", "machine", "platform", *KEY, "published", "simulated", "ratio", "within", "note"]
+    cols = ["role", "machine", "platform", *KEY, "published", "simulated", "ratio", "within", "note",
+            "missing model feature"]
     out += ["## Every published figure", "", f"Within +-25 %: {count(fig['within'])} simulated figures.", "",
             markdown(fig[cols].sort_values(["machine", "test", "neighbors", "periodic", "method", "comm"]), 2), ""]
     rt = ratio_table(fig)
