@@ -226,13 +226,16 @@ def scattered_runs() -> dict[str, list[str]]:
     return {name: args for name, args in generated_runs().items() if "--machine-dims" in args}
 
 
-def test_xt_prediction_rests_on_the_generators_output() -> None:
-    """The XT3 model on a block the talk did not run (run.sh's xt3-256: 8x8x4, 256 ranks), the prediction in
-    tables.md, rests on the generator's output for run.sh's arguments."""
-    args = generated_runs()["xt3-256"]
-    assert args == ["xt3-1024", "--dims", "8,8,4"]
-    run = json.loads((ROOT / "bench" / "simulated" / "halocompare-xt3-256-np256.json").read_text())
-    assert run["platform"]["name"] == "xt3-256" and run["nprocs"] == 256
+@pytest.mark.parametrize(("name", "want"), [("xt3-256", ["xt3-1024", "--dims", "8,8,4"]),
+                                            ("xt4-256", ["xt4-1024", "--dims", "8,4,4"])])
+def test_xt_prediction_rests_on_the_generators_output(name: str, want: list[str]) -> None:
+    """The XT3 and XT4 models on blocks the talk did not run (run.sh's xt3-256: 8x8x4, and xt4-256: 8x4x4 of
+    two processes a node, 256 ranks each), the predictions in tables.md, rest on the generator's output for
+    run.sh's arguments."""
+    args = generated_runs()[name]
+    assert args == want
+    run = json.loads((ROOT / "bench" / "simulated" / f"halocompare-{name}-np256.json").read_text())
+    assert run["platform"]["name"] == name and run["nprocs"] == 256
     assert run["platform"]["sha256"] == hashlib.sha256(generate(*args).encode()).hexdigest()
 
 

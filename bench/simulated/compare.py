@@ -41,7 +41,7 @@ EVIDENCE = {
     "xt4-sn-1024-scattered-jaguar": ("Cray-XT4-SN", 1024,
                                      "xt4-sn-1024 on a busy 21x16x24 machine, 13 % of it free"),
 }
-PREDICTIONS = {"bgl-cop-1024": 1024, "xt3-256": 256}
+PREDICTIONS = {"bgl-cop-1024": 1024, "xt3-256": 256, "xt4-256": 256}
 # The figures the models are fitted on, one per fitted parameter: the BG/L
 # cores' FIFO cost per byte (platforms/bgl-*.xml), and the SeaStar's and the
 # SeaStar2's penalty on a message to a node receiving several at once (the

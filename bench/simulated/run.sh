@@ -4,8 +4,8 @@
 # methods, orderings and stencils at the talk's sizes and message lengths,
 # the evidence runs (bgl-cop-64-cube; the XT3 and XT4-SN models on part of a
 # busy machine, xt*-scattered-*, whose graphs scripts/make-torus-platform
-# writes into build/platforms/) and the predictions (bgl-cop-1024; xt3-256,
-# the XT3 model on a smaller block, written the same way), then
+# writes into build/platforms/) and the predictions (bgl-cop-1024; xt3-256 and xt4-256,
+# the XT3 and XT4 models on smaller blocks, written the same way), then
 # compare.py's tables (tables.md).
 #   run.sh [PLATFORM...]      default: all of them
 # Simulated time is deterministic: one repetition per test, every exchange
@@ -17,7 +17,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 all=(bgl-cop-64 bgl-cop-64-cube bgl-vn-128 xt3-1024 xt4-1024 xt4-sn-1024 xt3-1024-nbrs8 xt4-1024-nbrs8
-    xt4-sn-1024-nbrs8 bgl-cop-1024 xt3-256 xt3-1024-scattered-bigben xt3-1024-scattered-jaguar xt4-sn-1024-scattered-jaguar)
+    xt4-sn-1024-nbrs8 bgl-cop-1024 xt3-256 xt4-256 xt3-1024-scattered-bigben xt3-1024-scattered-jaguar xt4-sn-1024-scattered-jaguar)
 platforms=("$@")
 [[ ${#platforms[@]} -gt 0 ]] || platforms=("${all[@]}")
 for p in "${platforms[@]}"; do
@@ -38,6 +38,8 @@ for p in "${platforms[@]}"; do
     # 1024 nodes can be there; ORNL's Jaguar XT4 (21x16x24, x a mesh) 13 % free, likewise
     # prediction: the XT3 model on a 256-node block (8x8x4), a size the talk did not run
     xt3-256) gen="xt3-1024 --dims 8,8,4" np=256 count=2000 methods=irecv-send,irecv-isend,phased periodic=no nbrs=4 ;;
+    # the XT4 (two processes a node) model on a 128-node block (8x4x4), 256 ranks
+    xt4-256) gen="xt4-1024 --dims 8,4,4" np=256 count=2000 methods=irecv-send,irecv-isend,phased periodic=no nbrs=4 ;;
     xt3-1024-scattered-bigben) gen="xt3-1024 --machine-dims 11,12,16 --free 0.5" ;;&
     xt3-1024-scattered-jaguar) gen="xt3-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
     xt4-sn-1024-scattered-jaguar) gen="xt4-sn-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
