@@ -38,9 +38,11 @@ import json
 import os
 import re
 import subprocess
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import REPORT, ROOT, Run, report
 from mpimb.schema import parse_params
@@ -571,12 +573,19 @@ def test_simulated_run_ends_with_findings_naming_the_model(tmp_path: Path) -> No
 
 
 def test_compare_sets_simulated_beside_published(tmp_path: Path) -> None:
-    """The committed bgl-cop-64 run and the talk's tables: one table, simulated and
-    published figures each marked."""
-    sim = ROOT / "bench" / "simulated" / "halocompare-bgl-cop-64-np64.csv"
-    out = report("compare", sim, ROOT / "reference" / "gropp-lusk", "-o", tmp_path / "c.html")
-    assert any(x.startswith("sim-bgl-cop-64 [SIMULATED]") for x in out.splitlines())
-    assert any(x.startswith("BGL-co-processor [PUBLISHED]") for x in out.splitlines())
+    """The committed bgl-cop-64 and xt3-1024 runs and the talk's tables: one table, simulated and
+    published figures each marked; a simulated machine on one row, its cart the platform's model
+    (named beside the figure); no pandas warning reaches the user."""
+    sims = [ROOT / "bench" / "simulated" / f"halocompare-{p}.csv" for p in ("bgl-cop-64-np64", "xt3-1024-np1024")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        out = report("compare", *sims, ROOT / "reference" / "gropp-lusk", "-o", tmp_path / "c.html")
+    lines = out.split("\n\n")[0].splitlines()  # the cross-system table
+    for machine, model in (("sim-bgl-cop-64", "fold"), ("sim-xt3-1024", "identity")):
+        rows = [x for x in lines if x.startswith(f"{machine} [SIMULATED]")]
+        assert len(rows) == 1 and f"({model})" in rows[0], lines
+    assert any(x.startswith("BGL-co-processor [PUBLISHED]") for x in lines)
+    assert "cart (fold), (identity): the platform's model of its MPI's" in " ".join(out.split())
 
 
 def test_compare_names_calibration_and_ties() -> None:

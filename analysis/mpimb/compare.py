@@ -277,7 +277,8 @@ def ratios(pf: pd.DataFrame, names: list[str], launches: pd.DataFrame | None = N
         if launches is not None:
             program = np.asarray(pf["program"].astype(str).to_numpy())
             overall[n] = _overall(key, program, launches, A, n, out.index[np.isfinite(lo)], pairs)
-    out = pd.concat([out, pd.DataFrame(new, index=out.index)], axis=1).reset_index(drop=True)
+    # one block per dtype (copy): the join per set leaves a frame of many blocks, which pandas warns about
+    out = pd.concat([out, pd.DataFrame(new, index=out.index)], axis=1).reset_index(drop=True).copy()
     out.attrs["levels"] = levels
     out.attrs["overall"] = overall
     return out

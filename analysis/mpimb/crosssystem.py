@@ -15,9 +15,13 @@ import pandas as pd
 
 from . import schema
 from .judge import ORDERING_METHOD
+from .keys import param_values, without_param
 from .render import FAILED, Table, fmt, fmt_bytes
 
 ORDERINGS = ["world", "evenodd", "cart"]
+# a simulated cart row's params name the platform's model of its MPI's mapping (halocompare's SMPI build):
+# the same layout as its world and even/odd rows, the model shown beside the figure
+CART_MODEL = "cart_model"
 
 
 @dataclass
@@ -53,8 +57,11 @@ def table(a: pd.DataFrame, names: list[str], choice: Choice) -> Table | None:
     one = h[h["test"] == "one-sender"]
     if halo.empty:
         return None
+    halo = halo.assign(model=param_values(halo["params"], CART_MODEL).to_numpy(),
+                       params=without_param(halo["params"], CART_MODEL).to_numpy())
     rows: list[list[str]] = []
     marks: set[str] = set()
+    models: set[str] = set()  # the cart models of simulated rows
     order = {n: i for i, n in enumerate(names)}
     layouts = halo.drop_duplicates(["machine", *schema.key_roles("layout", "size", "settings")])
     layouts = layouts.assign(o=layouts["machine"].astype(str).map(order).to_numpy()).sort_values(
@@ -65,6 +72,10 @@ def table(a: pd.DataFrame, names: list[str], choice: Choice) -> Table | None:
             (halo["params"] == lay["params"])
         s = halo[same]
         cells = [_cell(s[s["comm"] == c]) for c in ORDERINGS]
+        model = s.loc[s["comm"] == "cart", "model"]
+        if len(model) and model.iloc[0] and cells[2][0] not in ("—", FAILED):
+            cells[2] = (f"{cells[2][0]} ({model.iloc[0]})", cells[2][1])
+            models.add(str(model.iloc[0]))
         o = one[(one["machine"] == lay["machine"]) & (one["nprocs"] == lay["nprocs"])]
         ocell = _cell(o)
         world = cells[0][1]
@@ -91,6 +102,10 @@ def table(a: pd.DataFrame, names: list[str], choice: Choice) -> Table | None:
         notes.append("PUBLISHED: figures transcribed from the source named in the set's metadata, not measured.")
     if "simulated" in marks:
         notes.append("SIMULATED: SimGrid SMPI model of a platform, not real hardware.")
+    if models:
+        notes.append(f"cart {', '.join(f'({m})' for m in sorted(models))}: the platform's model of its MPI's "
+                     "MPI_Cart_create mapping, which halocompare applies in simulation (SimGrid's own ignores "
+                     "reorder; docs/simulate.md).")
     return Table(f"Cross-system: halo {choice.method}, {stencil} — MB/s per process by rank ordering",
                  ["machine", "ranks", "bytes/nbr", *ORDERINGS, "one-sender", "one-sender/world"], rows, notes=notes,
                  program="halocompare")
