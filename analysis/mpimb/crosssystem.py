@@ -15,13 +15,10 @@ import pandas as pd
 
 from . import schema
 from .judge import ORDERING_METHOD
-from .keys import param_values, without_param
+from .keys import CART_MODEL, param_values, without_param
 from .render import FAILED, Table, fmt, fmt_bytes
 
 ORDERINGS = ["world", "evenodd", "cart"]
-# a simulated cart row's params name the platform's model of its MPI's mapping (halocompare's SMPI build):
-# the same layout as its world and even/odd rows, the model shown beside the figure
-CART_MODEL = "cart_model"
 
 
 @dataclass
@@ -57,6 +54,7 @@ def table(a: pd.DataFrame, names: list[str], choice: Choice) -> Table | None:
     one = h[h["test"] == "one-sender"]
     if halo.empty:
         return None
+    # a simulated cart row on its machine's row, the model beside the figure
     halo = halo.assign(model=param_values(halo["params"], CART_MODEL).to_numpy(),
                        params=without_param(halo["params"], CART_MODEL).to_numpy())
     rows: list[list[str]] = []

@@ -35,7 +35,7 @@ import pandas as pd
 from . import schema
 from .judge import ORDERING_METHOD, Finding, Judgement, judgements
 from .judge import _launches as launches_of
-from .keys import KEYS, MACHINE, mocked, param_values, split_overlap, without_param
+from .keys import CART_MODEL, KEYS, MACHINE, mocked, param_values, split_overlap, without_param
 from .load import Run, groups, rel
 from .render import fmt_bytes
 
@@ -394,9 +394,10 @@ def _rma_put(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
 
 def _halo_base(check: Callable[[pd.DataFrame, dict[str, Any]], Outcome]) -> Callable[[pd.DataFrame, dict[str, Any]],
                                                                                        Outcome]:
-    """A halo check on rows whose params lost only the start synchronisation (the base column)."""
+    """A halo check on rows whose params lost only the start synchronisation and a simulated cart row's
+    model of the mapping (the base column: that cart row is its world row's configuration)."""
     def wrapped(d: pd.DataFrame, ctx: dict[str, Any]) -> Outcome:
-        return check(d.assign(base=_base(d)), ctx)
+        return check(d.assign(base=_base(d, (CART_MODEL,))), ctx)
     return wrapped
 
 

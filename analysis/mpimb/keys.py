@@ -31,6 +31,9 @@ PER_RUN = schema.key_roles("program", "layout", "thread-level")
 LAYOUT = schema.key_roles("layout")  # nprocs, nnodes, ppn
 VARIANT = "variant"  # derived column (with_variant): the params pairs that differ within a frame
 SYNC = "sync"  # the params key of how a test's repetitions started (docs/measurement.md)
+# the params key of a simulated cart row: the platform's model of its MPI's MPI_Cart_create mapping, which
+# halocompare applies under SimGrid (docs/simulate.md); the row is the same configuration as its world row
+CART_MODEL = "cart_model"
 
 
 def _num(v: Any) -> float:

@@ -1196,7 +1196,7 @@ def build(meta: dict[str, Any]) -> str:
 
 
 def short_library(meta: dict[str, Any]) -> str:
-    """'Open MPI 4.1.4', 'MPICH 4.0.2', 'SimGrid SMPI ...' from the library version string."""
+    """'Open MPI 4.1.4', 'MPICH 4.0.2', 'SimGrid SMPI 3.32' from the library version string."""
     mpi = meta.get("mpi") if isinstance(meta.get("mpi"), dict) else {}
     s = str((mpi or {}).get("library_version", "")).strip()
     if not s:
@@ -1211,6 +1211,9 @@ def short_library(meta: dict[str, Any]) -> str:
     m = re.search(r"Intel\(R\) MPI Library ([\d.]+)", s)
     if m:
         return f"Intel MPI {m.group(1)}"
+    m = re.match(r"SMPI Version ([\d.]+)", first)  # 'SMPI Version 3.32. Copyright The SimGrid Team 2007-2022'
+    if m:
+        return f"SimGrid SMPI {m.group(1).rstrip('.')}"
     return first.split(",")[0][:40]
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import CHROMIUM_FLAGS, FIXTURES, ROOT, chromium, cli
 from mpimb import schema
+from mpimb.load import short_library
 from mpimb.render import Table
 from test_profile_findings import bench, write_profile
 
@@ -222,3 +223,14 @@ def test_readme_says_which_make_gives_the_venv() -> None:
 
     assert "-m venv .venv" in dry("venv")
     assert "-m venv" not in dry()
+
+
+@pytest.mark.parametrize(("version", "short"), [
+    ("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4, May 26, 2022", "Open MPI 4.1.4"),
+    ("MPICH Version:      4.0.2\nMPICH Release date: Thu Apr  7 12:34:45 CDT 2022", "MPICH 4.0.2"),
+    ("SMPI Version 3.32. Copyright The SimGrid Team 2007-2022", "SimGrid SMPI 3.32"),
+    ("", "unknown MPI"),
+])
+def test_short_library_names_each_library(version: str, short: str) -> None:
+    """The library a finding, a page and compare's machine names (not the first 40 characters of its banner)."""
+    assert short_library({"mpi": {"library_version": version}}) == short
