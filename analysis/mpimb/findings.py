@@ -19,13 +19,13 @@ import pandas as pd
 from . import schema
 from .guidelines import as_findings, check
 from .judge import Finding
-from .keys import KEYS, LAYOUT, MACHINE, with_variant
+from .keys import KEYS, LAYOUT, MACHINE, machine_name, with_variant
 from .load import Run, groups
 from .registry import PROGRAMS
 
 # The columns findings read (a narrow frame keeps the many selections below cheap).
 COLUMNS = [*MACHINE, *KEYS, "reps", "time_median_s", "time_ci_lo_s", "time_ci_hi_s", "mbps", "oversubscribed",
-           "busy", "file", "round_group", "rounds", "launches", "launch_times", "launch_ids",
+           "busy", "simulated", "platform", "file", "round_group", "rounds", "launches", "launch_times", "launch_ids",
            *schema.measured_params()]
 
 
@@ -60,7 +60,7 @@ def findings(df: pd.DataFrame, limit: int | None = None, runs: list[Run] | None 
     for i, ((label, lib), mach) in enumerate(groups(d, MACHINE)):
         if limit is not None and i >= limit:
             break
-        machine = f"{label} · {lib}"
+        machine = machine_name(label, lib, mach)
         layouts = mach.groupby(LAYOUT, dropna=False).ngroups
         for (nprocs, nn, ppn), m in groups(mach, LAYOUT, dropna=False):
             where = f", np{int(nprocs)}" + (f" ({int(nn)}×{int(ppn)})" if math.isfinite(nn) and math.isfinite(ppn)

@@ -35,7 +35,7 @@ import pandas as pd
 from . import schema
 from .judge import ORDERING_METHOD, Finding, Judgement, judgements
 from .judge import _launches as launches_of
-from .keys import CART_MODEL, KEYS, MACHINE, mocked, param_values, split_overlap, without_param
+from .keys import CART_MODEL, KEYS, MACHINE, machine_name, mocked, param_values, split_overlap, without_param
 from .load import Run, groups, rel
 from .render import fmt_bytes
 
@@ -476,7 +476,7 @@ def check(rows: pd.DataFrame, runs: list[Run], only: list[str] | None = None,
     ctx = context(runs)
     out = []
     for key, m in groups(d, [*MACHINE, "program"] if per_program else MACHINE):
-        res = Result(f"{key[0]} · {key[1]}", str(key[2]) if per_program else "")
+        res = Result(machine_name(str(key[0]), str(key[1]), m), str(key[2]) if per_program else "")
         for g in GUIDELINES:
             if (only and g.name not in only) or (per_program and g.program not in ("", res.program)):
                 continue

@@ -36,6 +36,16 @@ SYNC = "sync"  # the params key of how a test's repetitions started (docs/measur
 CART_MODEL = "cart_model"
 
 
+def machine_name(label: str, library: str, rows: pd.DataFrame) -> str:
+    """How findings and guidelines name a machine (MACHINE: 'label · library'), with ' [SIMULATED on
+    bgl-cop-64]' where its rows come from a SimGrid model: the platform model its findings rest on."""
+    name = f"{label} · {library}"
+    if "simulated" not in rows or not rows["simulated"].any():
+        return name
+    models = sorted(set(rows["platform"].astype(str)) - {""}) if "platform" in rows else []
+    return name + (f" [SIMULATED on {', '.join(models)}]" if models else " [SIMULATED]")
+
+
 def _num(v: Any) -> float:
     try:
         f = float(v)

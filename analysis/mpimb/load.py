@@ -100,6 +100,12 @@ class Run:
         return bool(self.meta.get("simulated", False))
 
     @property
+    def platform(self) -> str:
+        """The platform model a simulated run rests on (the JSON's platform.name), '' for any other run."""
+        p = self.meta.get("platform")
+        return str(p.get("name") or "") if self.simulated and isinstance(p, dict) else ""
+
+    @property
     def oversubscribed(self) -> bool:
         """More ranks x threads than cores on a node (meta.schema.json): the OS scheduler's figures."""
         return self.meta.get("oversubscribed") is True
@@ -1136,7 +1142,8 @@ def per_run_text(values: list[str], counts: Any) -> Any:
 
 
 def frame(runs: list[Run]) -> pd.DataFrame:
-    """All rows of runs in one frame, with derived columns: simulated, published, oversubscribed, busy,
+    """All rows of runs in one frame, with derived columns: simulated, platform (Run.platform), published,
+    oversubscribed, busy,
     launch (Run.launch), library (short MPI name), start_utc and file (of the run), failed (verification failed: a result
     shown as FAILED), na (not applicable), sent_bytes (bytes one process sends per op), round_group and
     rounds (a grouped run's per-round samples of the row: rounds()).  Runs loaded together whose own
@@ -1160,6 +1167,7 @@ def frame(runs: list[Run]) -> pd.DataFrame:
         return np.repeat(np.array(values, dtype=object if dtype is str else dtype), n)
 
     df["simulated"] = per_run([r.simulated for r in runs], bool)
+    df["platform"] = per_run([r.platform for r in runs], str)
     df["published"] = per_run([r.published for r in runs], bool)
     df["oversubscribed"] = per_run([r.oversubscribed for r in runs], bool)
     df["busy"] = per_run([r.busy for r in runs], bool)

@@ -234,7 +234,7 @@ def oversubscribed_banner(runs: list[Run]) -> str:
 def simulated_banner(runs: list[Run]) -> str:
     """The line about simulated runs, naming the platform model each rests on (the JSON's platform.name)."""
     labels = ", ".join(sorted({r.label for r in runs}))
-    models = sorted({str((r.meta.get("platform") or {}).get("name", "")) for r in runs} - {""})
+    models = sorted({r.platform for r in runs} - {""})
     return (f"SIMULATED RESULTS ({labels}): times come from a SimGrid SMPI model of a platform"
             + (f" ({', '.join(models)}: platforms/, docs/simulate.md)" if models else "") + ", not from real hardware.")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import FIXTURES, cli, launch_set
+from helpers import FIXTURES, ROOT, cli, launch_set
 
 EQUAL = FIXTURES / "equal"
 OVERSUB = FIXTURES / "oversub"
@@ -146,6 +146,15 @@ def test_findings_command_is_the_table_block(capsys: pytest.CaptureFixture[str])
     sentences = [s.split("\nFindings — ")[0] for s in sentences]
     assert [ln.split(": ", 1)[1] for ln in out[1:]] == sentences
     assert any("MULTIPLE vs SINGLE" in ln for ln in out) and any("Pingpong" in ln for ln in out)
+
+
+def test_simulated_findings_name_their_platform_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every finding of a simulated run, the guidelines' too, names the platform model it rests on (the label
+    is the user's choice: it may not say so)."""
+    res = cli("findings", str(ROOT / "bench" / "simulated" / "halocompare-xt3-1024-np1024.csv"), capsys=capsys)
+    lines = [x for x in res.out.splitlines() if x.startswith("  * ")]
+    assert res.rc == 0 and len(lines) > 3 and any(": Guidelines on halocompare" in x for x in lines)
+    assert all(x.startswith("  * sim-xt3-1024 · SimGrid SMPI 3.32 [SIMULATED on xt3-1024]: ") for x in lines), lines
 
 
 def test_findings_command_without_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
