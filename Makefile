@@ -227,6 +227,13 @@ $$(BUILD)/trace/$(1): $$($(1)_OBJ) $$(COMMON_OBJ) $$(BUILD)/trace/prof.o | check
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call traced_rule,$(p))))
 $(BUILD)/trace/threads: NEEDED_LDLIBS += -lbz2
+# The XT models' NIC, a SimGrid plugin scripts/simulate preloads into smpimain
+# where the platform asks for it (platforms/models/nic.cpp; docs/simulate.md).
+all: $(BUILD)/libmpimb-nic.so
+# (written aside, then renamed: a simulation running meanwhile keeps the copy it mapped)
+$(BUILD)/libmpimb-nic.so: platforms/models/nic.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -fPIC -shared -Wall -Wextra $(if $(WERROR),-Werror) -o $@.tmp $< -lsimgrid && mv -f $@.tmp $@
 endif
 
 # C unit tests: plain programs linked with the harness (MPI only where needed).

@@ -8,10 +8,11 @@
   very files bench/simulated's committed runs rest on): SimGrid's shortest route between two nodes is the
   dimension-order torus route, with the node's injection link at its two ends
   only (SimGrid's TORUS cluster charges every node's limiter on the way);
-  their NIC model (SimGrid's IB model, one fitted penalty per SeaStar
-  generation) is passed and in effect, and slows the halo, not one sender;
-  XT4's two processes a node are a host each (the IB model counts per host,
-  and so counts their messages to each other), the result naming the nodes;
+  their NIC model (platforms/models/nic.cpp: the injection link's busy
+  bandwidth, one fitted per SeaStar generation) is preloaded and in effect,
+  and slows the halo and each phase of the phased method, not one sender;
+  XT4's two processes a node are a host each, their messages to each other
+  through the node's NIC, the result naming the nodes;
 - the XT evidence graphs on part of a larger machine (--machine-dims): the
   whole machine's routers and links, hosts only for the job's nodes (the
   first free ones in node order, the host file's order), mesh dimensions
@@ -146,14 +147,18 @@ def test_xt_graph_states_its_machine(name: str) -> None:
     assert props["mpimb/partition"] == part == torus and props["mpimb/partition_kind"] == kind
     assert props["mpimb/mapping"] == mapping and props["mpimb/ppn"] == str(ppn)
     assert props["mpimb/cart"] == "identity"  # Cray's MPICH2-based MPI ignores reorder
-    assert props["mpimb/network_model"] == "IB"  # scripts/simulate passes it: the SeaStar under many messages
+    # the SeaStar under many messages (scripts/simulate preloads the plugin): the fitted busy bandwidth, one per
+    # SeaStar generation, while more than 2 messages arrive at once
+    assert (props["mpimb/nic_busy_bw"], props["mpimb/nic_above"]) == (
+        {"xt3-1024": "206MBps", "xt4-sn-1024": "515MBps", "xt4-1024": "515MBps"}[name], "2")
+    assert "mpimb/network_model" not in props and "smpi/IB-penalty-factors" not in config
     dims = [int(v) for v in torus.split(",")]
     nodes = dims[0] * dims[1] * dims[2]
     assert nodes * ppn == 1024
     hosts = list(z.iter("host"))
     if ppn == 1:  # a host a node, x fastest
         assert [h.get("id") for h in hosts] == [f"xt-{n}" for n in range(nodes)] and "mpimb/hosts" not in props
-    else:  # XT4 VN: a host a process (SimGrid's IB model counts per host), a node's together, its node named
+    else:  # XT4 VN: a host a process, a node's together, its node named (the NIC model counts per node)
         assert props["mpimb/hosts"] == "process"
         assert [h.get("id") for h in hosts] == [f"xt-{n}-p{k}" for n in range(nodes) for k in range(ppn)]
         assert [h.find("prop").attrib for h in hosts[:ppn + 1]] == \
@@ -162,15 +167,16 @@ def test_xt_graph_states_its_machine(name: str) -> None:
     for n in (0, nodes - 1):
         inj = links[f"xt-{n}-inj"]
         assert inj.get("bandwidth") == limiter and inj.get("sharing_policy") is None  # SHARED: in and out
+        assert inj.get("latency") == "1ns"  # not 0: SimGrid's solver takes no route of latency 0 (weight-S 0)
         for s in "xyz":
             t = links[f"xt-{n}-{s}"]
             assert (t.get("bandwidth"), t.get("latency"), t.get("sharing_policy")) == (bw, "50ns", "SPLITDUPLEX")
     assert len(links) == nodes * 4  # no loopback: a node's processes talk through its injection link
-    assert config["smpi/lat-factor"] == "0:1" and config["smpi/bw-factor"] == "0:1"
+    # correction factors 1 (the bandwidth one the NIC model's plugin sets: SimGrid takes no smpi/bw-factor
+    # beside its callback); max-min sharing without RTT weighting
+    assert config["smpi/lat-factor"] == "0:1" and "smpi/bw-factor" not in config
+    assert config["network/weight-S"] == "0"
     assert config["smpi/os"] == config["smpi/or"] == ("0:2.5e-6:0" if name == "xt3-1024" else "0:2.25e-6:0")
-    # the fitted ys (XT3 8.4, SeaStar2 6.25), times the hosts a NIC serves
-    assert config["smpi/IB-penalty-factors"] == {"xt3-1024": "1;1;8.4", "xt4-sn-1024": "1;1;6.25",
-                                                 "xt4-1024": "1;1;12.5"}[name]
     assert "Brightwell" in text and "the one fitted value" in text and "sources:" in text and "Not modelled" in text
 
 
@@ -250,7 +256,7 @@ def test_xt_scattered_graph_states_its_placement() -> None:
     props = {p.get("id", ""): p.get("value", "") for p in z.findall("prop")}
     assert props == {"mpimb/machine": "11,12,16", "mpimb/mesh": "none", "mpimb/partition_kind": "scattered",
                      "mpimb/placement": "free=0.5,seed=1,order=node", "mpimb/mapping": "TXYZ", "mpimb/ppn": "1",
-                     "mpimb/routing": "graph", "mpimb/network_model": "IB", "mpimb/cart": "identity"}
+                     "mpimb/routing": "graph", "mpimb/cart": "identity"}  # no NIC model: the links alone
     job = [int(h.get("id", "").removeprefix("xt-")) for h in z.iter("host")]
     assert len(job) == 1024 and job == sorted(set(job)) and job[-1] < 2112
     assert job[-1] - job[0] > 1500  # scattered: not the first 1024 nodes
@@ -308,7 +314,8 @@ def test_xt_scattered_runs_rest_on_the_generators_output(name: str) -> None:
     config = run["platform"]["smpi_config"].split()
     free = args[args.index("--free") + 1]
     assert "mpimb/partition_kind:scattered" in config and f"mpimb/placement:free={free},seed=1,order=node" in config
-    assert config.index("network/model:SMPI") > config.index("network/model:IB")  # the links alone: do routes bind?
+    # the links and the injection alone (do the routes bind?): no NIC model, SimGrid's plain SMPI model
+    assert not any(c.startswith(("mpimb/nic", "network/model:")) for c in config)
     assert f"mpimb/machine:{args[args.index('--machine-dims') + 1]}" in config
 
 
@@ -382,24 +389,31 @@ def xt3_444(tmp: Path) -> Path:
     return plat
 
 
+def links_alone(tmp: Path, plat: Path) -> Path:
+    """plat without its NIC model (no mpimb/nic_ properties: scripts/simulate preloads no plugin)."""
+    out = tmp / f"{plat.stem}-links.xml"
+    out.write_text("".join(x for x in plat.read_text().splitlines(keepends=True) if "mpimb/nic_" not in x))
+    return out
+
+
 @needs_smpi
 def test_xt_graph_charges_injection_at_the_ends(tmp_path: Path) -> None:
-    """xt3-1024's graph on a 4x4x4 block (64 ranks, TXYZ: rank r on xt-r), with
-    SimGrid's plain SMPI network model instead of the platform's IB one:
+    """xt3-1024's graph on a 4x4x4 block (64 ranks, TXYZ: rank r on xt-r) without its NIC model:
     scripts/simulate reads the zone's model properties, and the halo exchange
     runs at the node's injection limit, the one bottleneck when a route pays
     it at its ends only: 4 sends and 4 receives of 16000 B share 1.1 GB/s, so
     at most 64000 B / (128000 B / 1.1 GB/s) = 550 MB/s per process; with
-    latencies 505 (SimGrid's TORUS cluster with the same facts, which charges
+    latencies 512 (SimGrid's TORUS cluster with the same facts, which charges
     every node's limiter on the way: 318).  One sender: 4 sends alone, 1.1 GB/s."""
-    run = sim_run("halocompare", 64, str(xt3_444(tmp_path)), "--comms", "world", "--tests", "halo,one-sender",
-                  *XT_444_ARGS, out=tmp_path / "x.csv", sim_opts=("--cfg", "network/model:SMPI"))
+    plat = links_alone(tmp_path, xt3_444(tmp_path))
+    run = sim_run("halocompare", 64, str(plat), "--comms", "world", "--tests", "halo,one-sender",
+                  *XT_444_ARGS, out=tmp_path / "x.csv", sim_opts=("--cfg", "smpi/bw-factor:0:1"))
     meta = run.meta()
-    assert meta["simulated"] is True and meta["platform"]["name"] == "xt3-444"
+    assert meta["simulated"] is True and meta["platform"]["name"] == "xt3-444-links"
     assert [r["host"] for r in sorted(meta["ranks"], key=lambda r: r["rank"])] == [f"xt-{n}" for n in range(64)]
     config = meta["platform"]["smpi_config"].split()
     assert "mpimb/partition:4,4,4" in config and "mpimb/routing:graph" in config and "placement:TXYZ,ppn=1" in config
-    assert config.index("network/model:SMPI") > config.index("network/model:IB")  # the later one wins
+    assert not any(c.startswith("mpimb/nic_") for c in config)
     rows = {r["test"]: r for r in run.rows()}
     assert all(r["verified"] == "yes" for r in rows.values())
     assert 0.9 * 550 < float(rows["halo"]["mbps"]) < 550
@@ -407,58 +421,68 @@ def test_xt_graph_charges_injection_at_the_ends(tmp_path: Path) -> None:
 
 
 @needs_smpi
-def test_xt_graph_penalises_many_incoming_and_maps_cart_identically(tmp_path: Path) -> None:
-    """The same block with the platform's own settings: SimGrid's IB model
-    (network/model:IB from mpimb/network_model) and its penalty factors 1;1;8.4
-    from the file.  A halo message goes from a node sending 4 to a node
-    receiving 4 (more than 2): it gets 1.1 GB/s / (4 x 8.4) = 32.7 MB/s, so at
-    most 4 x 32.7 = 131 MB/s per process, far under the 550 the injection link
-    allows; one sender's receivers each receive one message: no penalty, 1.1 GB/s
-    as before.  cart is the identity model of Cray's MPI (MPICH2's
-    MPI_Cart_create ignores reorder): measured on a communicator in rank order,
-    labelled, and equal to world."""
+def test_xt_nic_model_slows_a_node_receiving_many_and_maps_cart_identically(tmp_path: Path) -> None:
+    """The same block with its NIC model (scripts/simulate preloads platforms/models/nic.cpp): while a node
+    receives more than 2 messages at once its injection link, one capacity for its sends and its receives,
+    runs at 206 MB/s.  An inner node receiving 4 and sending 4 then moves 128000 B at 206 MB/s: at least
+    103 MB/s per process, and less than the 550 of the links alone (the ends of an exchange, fewer than 3
+    under way, run at 1.1 GB/s).  The phased method's senders receive nothing while they send: phased is
+    faster than Irecv/Isend (on the published XT3 1.16 times).  One sender's receivers each receive one
+    message: 1.1 GB/s as without the model.  cart is the identity model of Cray's MPI (MPICH2's
+    MPI_Cart_create ignores reorder): measured on a communicator in rank order, labelled."""
+    args = [a for a in XT_444_ARGS if a != "irecv-isend"]
+    args[args.index("--methods") + 1:args.index("--methods") + 1] = ["irecv-isend,phased"]
     run = sim_run("halocompare", 64, str(xt3_444(tmp_path)), "--comms", "world,cart", "--tests", "halo,one-sender",
-                  *XT_444_ARGS, out=tmp_path / "ib.csv")
-    config = run.meta()["platform"]["smpi_config"].split()
-    assert "network/model:IB" in config and "smpi/IB-penalty-factors:1;1;8.4" in config
-    rows = {(r["test"], r["comm"]): r for r in run.rows()}
+                  *args, out=tmp_path / "nic.csv")
+    meta = run.meta()
+    config = meta["platform"]["smpi_config"].split()
+    assert "mpimb/nic_busy_bw:206MBps" in config and "mpimb/nic_above:2" in config
+    rows = {(r["test"], r["method"], r["comm"]): r for r in run.rows()}
     assert all(r["verified"] == "yes" for r in rows.values())
-    halo, cart = float(rows["halo", "world"]["mbps"]), float(rows["halo", "cart"]["mbps"])
-    assert 0.9 * 131 < halo < 131 and cart == halo
-    assert parse_params(rows["halo", "cart"]["params"]).get("cart_model") == "identity"
+    halo = float(rows["halo", "irecv-isend", "world"]["mbps"])
+    assert 103 < halo < 0.5 * 550
+    assert float(rows["halo", "phased", "world"]["mbps"]) > halo
+    cart = rows["halo", "irecv-isend", "cart"]
+    assert parse_params(cart["params"]).get("cart_model") == "identity" and 103 < float(cart["mbps"]) < 0.5 * 550
     note = "0 of 64 ranks (simulated: the platform's model of its MPI's mapping, identity)"
-    assert run.meta()["halocompare"]["cart_reordered"]["non_periodic"] == note
-    assert 0.9 * 1100 < float(rows["one-sender", "world"]["mbps"]) < 1100
+    assert meta["halocompare"]["cart_reordered"]["non_periodic"] == note
+    assert 0.9 * 1100 < float(rows["one-sender", "isend", "world"]["mbps"]) < 1100
 
 
 def test_seastar2_models_share_one_fitted_figure() -> None:
-    """One fitted parameter per SeaStar generation: both XT4 models carry the same penalty, the VN file's
-    per host, a process (its NIC's count is twice a host's)."""
-    sn = element("xt4-sn-1024", "zone")[2]["smpi/IB-penalty-factors"].split(";")
-    vn = element("xt4-1024", "zone")[2]["smpi/IB-penalty-factors"].split(";")
-    assert vn[:2] == sn[:2] == ["1", "1"] and float(vn[2]) == 2 * float(sn[2])
+    """One fitted parameter per SeaStar generation: both XT4 models carry the same busy bandwidth (the NIC
+    model counts a node's messages, whatever hosts the node has)."""
+    sn, vn = (element(n, "zone")[1] for n in ("xt4-sn-1024", "xt4-1024"))
+    assert sn["mpimb/nic_busy_bw"] == vn["mpimb/nic_busy_bw"] and sn["mpimb/nic_above"] == vn["mpimb/nic_above"]
 
 
 @needs_smpi
 def test_xt4_vn_counts_a_nodes_messages_to_itself(tmp_path: Path) -> None:
     """xt4-1024's graph on a 4x4x2 block: 64 ranks, two a node (TXYZ: ranks 2n and 2n+1 on node xt-n, one
-    SimGrid host each).  The harness reports the nodes, not the hosts (the hosts' mpimb/node).  A halo message
-    goes from a process sending 4 (one of them to its node's other process, out through the node's
-    injection link and back) to one receiving 4: 2 GB/s / (4 x 12.5) = 40 MB/s, so at most 160 MB/s per
-    process, half the SN model's 320 (a node's NIC handles all 8 of its processes' messages); with the
-    on-node message free, as on a host of two processes, it would be 2 GB/s / (6 x 6.25) x 4 = 213."""
+    SimGrid host each).  The harness reports the nodes, not the hosts (the hosts' mpimb/node).  An inner
+    node's processes send 8 messages, one of them to each other (out through the node's injection link and
+    back), and receive 8: 16 crossings of 16000 B through the link.  Without the NIC model that is at
+    most 2 GB/s / 4 = 500 MB/s per process; with it, the node receiving more than 2 at once, the link runs
+    at 515 MB/s: about 515 / 4 = 129 (within 15 %: the MPI overheads and SMPI's cross-traffic slow it, the
+    ends of the exchange, fewer than 3 messages under way, speed it), under half the links' figure (the SN
+    model, a process a node, has 8 crossings: twice as fast)."""
     plat = tmp_path / "xt4-442.xml"
     p = subprocess.run([str(MAKE_TORUS), "xt4-1024", "--dims", "4,4,2"], capture_output=True, text=True, check=True)
     plat.write_text(p.stdout)
-    run = sim_run("halocompare", 64, str(plat), "--comms", "world", "--tests", "halo", *XT_444_ARGS,
-                  out=tmp_path / "vn.csv")
-    meta = run.meta()
-    assert (meta["nnodes"], meta["ppn"]) == (32, 2)
-    assert [r["host"] for r in sorted(meta["ranks"], key=lambda r: r["rank"])] == [f"xt-{r // 2}" for r in range(64)]
-    assert "mpimb/hosts:process" in meta["platform"]["smpi_config"].split()
-    assert "placement:TXYZ,ppn=2" in meta["platform"]["smpi_config"].split()
-    (row,) = run.rows()
-    assert row["verified"] == "yes" and 0.9 * 160 < float(row["mbps"]) < 160
+    rates = {}
+    for name, f, opts in (("nic", plat, ()), ("links", links_alone(tmp_path, plat), ("--cfg", "smpi/bw-factor:0:1"))):
+        run = sim_run("halocompare", 64, str(f), "--comms", "world", "--tests", "halo", *XT_444_ARGS,
+                      out=tmp_path / f"vn-{name}.csv", sim_opts=opts)
+        meta = run.meta()
+        assert (meta["nnodes"], meta["ppn"]) == (32, 2)
+        assert [r["host"] for r in sorted(meta["ranks"], key=lambda r: r["rank"])] == \
+            [f"xt-{r // 2}" for r in range(64)]
+        assert {"mpimb/hosts:process", "placement:TXYZ,ppn=2"} <= set(meta["platform"]["smpi_config"].split())
+        (row,) = run.rows()
+        assert row["verified"] == "yes"
+        rates[name] = float(row["mbps"])
+    assert 0.9 * 500 < rates["links"] < 500
+    assert abs(rates["nic"] / (515 / 4) - 1) < 0.15 and rates["nic"] < 0.5 * rates["links"]
 
 
 def test_bgl_models_share_one_fitted_figure() -> None:
@@ -480,6 +504,12 @@ def test_bgl_models_share_one_fitted_figure() -> None:
         ('<prop id="mpimb/hosts" value="core"/>', "mpimb/hosts must be node or process"),
         ('<prop id="mpimb/mapping" value="XYZT"/><prop id="mpimb/hosts" value="process"/>',
          "mpimb/hosts process lists a node's hosts together: it needs mpimb/mapping TXYZ"),
+        ('<prop id="mpimb/nic_busy_bw" value="fast"/>',
+         "mpimb/nic_busy_bw must be a bandwidth such as 206MBps, got 'fast'"),
+        ('<prop id="mpimb/nic_busy_bw" value="206MBps"/><prop id="mpimb/nic_above" value="x"/>',
+         "mpimb/nic_above must be a count of messages, got 'x'"),
+        ('<prop id="mpimb/nic_busy_bw" value="206MBps"/>',  # the file's <config> sets smpi/bw-factor
+         "the NIC model (mpimb/nic_busy_bw) sets the bandwidth factor itself: drop smpi/bw-factor"),
     ],
 )
 def test_bad_model_properties(tmp_path: Path, prop: str, message: str) -> None:
@@ -602,7 +632,7 @@ def test_compare_names_calibration_and_ties() -> None:
     assert len(xt_cart) == 30 and not any("n/a" in line for line in xt_cart)
     order = "| Cray-XT3 | irecv-isend | 4 | 0 | world > cart > evenodd | "
     (line,) = [x for x in p.stdout.splitlines() if x.startswith(order)]
-    assert " = " in line and "| tie | a NIC cost that depends on the route" in line
+    assert " = " in line and "| tie | a cost of even/odd's longer routes" in line
     assert re.search(r"Kept: \d+ of 38 published tables .*; \d+ where the model ties", p.stdout)
     # every miss names the model feature it needs (compare.py's FEATURES), every row within names none
     judged, head = [], None

@@ -44,8 +44,8 @@ EVIDENCE = {
 PREDICTIONS = {"bgl-cop-1024": 1024, "xt3-256": 256, "xt4-256": 256}
 # The figures the models are fitted on, one per fitted parameter: the BG/L
 # cores' FIFO cost per byte (platforms/bgl-*.xml), and the SeaStar's and the
-# SeaStar2's penalty on a message to a node receiving several at once (the
-# XT models' smpi/IB-penalty-factors, scripts/make-torus-platform).
+# SeaStar2's injection bandwidth while the node receives more than two
+# messages at once (the XT models' mpimb/nic_busy_bw, scripts/make-torus-platform).
 CALIBRATION = {("BGL-co-processor", "halo", "irecv-isend", "world", 4, "0"),
                ("Cray-XT3", "halo", "irecv-isend", "world", 4, "0"),
                ("Cray-XT4-SN", "halo", "irecv-isend", "world", 4, "0")}
@@ -54,13 +54,8 @@ TIE = 0.01  # simulated orderings closer than 1 % are a tie: the model does not 
 # Why a figure, ratio or order misses: the model feature it needs (docs/simulate.md, "What SimGrid 3.32
 # cannot reach", has the run that isolates each; bench/simulated/README.md, "Every figure that misses").
 FEATURES = {
-    "send-receive": "a node's sends slowed by its own receives (SimGrid's IB model counts only a sender's "
-                    "outgoing and a receiver's incoming messages: a phase costs a whole exchange)",
-    "per-host": "on XT4 a phase's sending process is penalised as its whole node (a host per process, ys x 2)",
-    "route": "a NIC cost that depends on the route (at the IB penalty a message's rate does not: the "
-             "orderings tie)",
-    "compound": "8 neighbours and periodic boundaries compound (more messages, wrap-around routes: "
-                "nothing more under the NIC penalty)",
+    "route": "a cost of even/odd's longer routes beyond the NIC model's (the links never bind at these loads: "
+             "in the model even/odd differs from world only by when its messages reach a node)",
     "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
                "is world's grid: identity)",
     "adaptive": "adaptive routing (dimension order puts two of the sender's messages on one link) and the "
@@ -81,14 +76,11 @@ def why(d: pd.DataFrame, miss: pd.Series) -> pd.Series:
 
     xt, machine, method = col("machine").str.startswith("Cray"), col("machine"), col("method")
     what, comm, test = col("what"), col("comm"), col("test")
-    nbrs, periodic = pd.to_numeric(col("neighbors"), errors="coerce"), col("periodic")
-    phased, order = method.eq("phased"), col("kept").ne("")  # order: a row of the order table
+    nbrs = pd.to_numeric(col("neighbors"), errors="coerce")
+    order = col("kept").ne("")  # order: a row of the order table
     rules = {
-        "send-receive": xt & phased,
-        "per-host": machine.eq("Cray-XT4") & phased,
-        "route": xt & ~phased & (comm.eq("evenodd") | what.eq("evenodd / world") | order),
-        "compound": xt & ~phased & ~order & (nbrs.eq(8) | periodic.eq("1")),
-        "cart-xt": xt & ~phased & (comm.eq("cart") | order),
+        "route": xt & (comm.eq("evenodd") | what.eq("evenodd / world") | order),
+        "cart-xt": xt & (comm.eq("cart") | what.eq("cart / world") | order),
         "adaptive": ~xt & (test.eq("one-sender") | what.str.startswith("one-sender")),
         "rendezvous": ~xt & (method.eq("irecv-send") | what.eq("irecv-send / irecv-isend")),
         "fifo": machine.eq("BGL-virtual-node") & method.eq("irecv-isend") & (nbrs.eq(8) | what.eq("8 / 4 neighbours")),
@@ -231,8 +223,8 @@ def main() -> int:
            "Written by `compare.py` from `reference/gropp-lusk/` and the runs `run.sh` makes here.",
            "MB/s per process; `ratio` = simulated / published; `within` = inside +-25 %.",
            "Calibration: the three figures the models' three fitted parameters are fitted on",
-           "(the BG/L cores' FIFO cost per byte; the SeaStar's and the SeaStar2's penalty on a",
-           "message to a node receiving several at once); every other row validates.  BG/L's",
+           "(the BG/L cores' FIFO cost per byte; the SeaStar's and the SeaStar2's injection bandwidth",
+           "while the node receives more than two messages at once); every other row validates.  BG/L's",
            "tables do not say periodic or not: set beside the non-periodic runs (their partitions",
            "are meshes).  SimGrid's MPI_Cart_create ignores reorder: the BG/L models' `cart` is",
            "their model of IBM's mapping (mpimb/cart fold), the XT models' the model of Cray's",

@@ -21,7 +21,7 @@ all=(bgl-cop-64 bgl-cop-64-cube bgl-vn-128 xt3-1024 xt4-1024 xt4-sn-1024 xt3-102
 platforms=("$@")
 [[ ${#platforms[@]} -gt 0 ]] || platforms=("${all[@]}")
 for p in "${platforms[@]}"; do
-    gen="" comms=world,evenodd,cart tests=halo,one-sender platform=$p sim=()
+    gen="" comms=world,evenodd,cart tests=halo,one-sender platform=$p
     # the published runs: BG/L 64 / 128 processes of 2048 doubles, the XTs 1024 of 2000
     # (1024 ranks: an XT graph took 1-2 minutes of real time here for its 20 tests
     # of 4 neighbours, and as long for its 10 of 8 neighbours)
@@ -43,10 +43,10 @@ for p in "${platforms[@]}"; do
     xt3-1024-scattered-bigben) gen="xt3-1024 --machine-dims 11,12,16 --free 0.5" ;;&
     xt3-1024-scattered-jaguar) gen="xt3-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
     xt4-sn-1024-scattered-jaguar) gen="xt4-sn-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
-    # (the links and the injection alone, SimGrid's plain SMPI model: the question is whether the
-    # routes bind; under the XT's NIC penalty no route does, and the IB model is much slower here)
+    # (the links and the injection alone: the generator writes no NIC model on part of a machine, the
+    # question being whether the routes bind)
     xt3-1024-scattered-bigben | xt3-1024-scattered-jaguar | xt4-sn-1024-scattered-jaguar)
-        np=1024 count=2000 methods=irecv-isend periodic=no nbrs=4 comms=world,evenodd sim=(--cfg network/model:SMPI) ;;
+        np=1024 count=2000 methods=irecv-isend periodic=no nbrs=4 comms=world,evenodd ;;
     *) echo "run.sh: unknown platform '$p' (have: ${all[*]})" >&2; exit 2 ;;
     esac
     if [[ -n "$gen" ]]; then
@@ -55,7 +55,7 @@ for p in "${platforms[@]}"; do
         # shellcheck disable=SC2086 # gen is the generator's words
         python3 "$root/scripts/make-torus-platform" $gen >"$platform.$$" && mv -f "$platform.$$" "$platform"
     fi
-    MPIMB_REPORT=none "$root/scripts/simulate" halocompare -n "$np" --platform "$platform" "${sim[@]}" -- \
+    MPIMB_REPORT=none "$root/scripts/simulate" halocompare -n "$np" --platform "$platform" -- \
         --methods "$methods" --comms "$comms" --tests "$tests" --periodic "$periodic" --neighbors "$nbrs" \
         --count "$count" --reps 1 --max-reps 1 --min-rep-time 0 --verify \
         -o "$here/halocompare-$p-np$np.csv" >"$here/halocompare-$p-np$np.txt"
