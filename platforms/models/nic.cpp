@@ -179,6 +179,20 @@ void start()
     sg4::Link::on_communication_state_change_cb(on_state);
 }
 
-const bool registered = (sg4::Engine::on_platform_created_cb(start), true);
+/* every message counted at its start is uncounted at its end: a node still
+ * counting arrivals when the simulation ends means the model went wrong */
+void check_at_end()
+{
+    size_t left = 0;
+    for (const Nic& n : model.nics)
+        left += n.arriving != 0;
+    if (left || !model.dest.empty() || model.unclaimed >= 0)
+        std::fprintf(stderr, "mpimb NIC model: FAILED CHECK: %zu node(s) still counting arriving messages "
+                             "at the end (%zu messages unmatched): its figures are not the model's\n",
+                     left, model.dest.size() + (model.unclaimed >= 0));
+}
+
+const bool registered = (sg4::Engine::on_platform_created_cb(start),
+                         sg4::Engine::on_simulation_end_cb(check_at_end), true);
 
 } // namespace
