@@ -524,6 +524,17 @@ def test_bad_model_properties(tmp_path: Path, prop: str, message: str) -> None:
     assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
 
 
+@pytest.mark.parametrize("cfg", ["smpi/bw-factor:0:1", "network/bandwidth-factor:1"])
+def test_nic_platform_refuses_a_bandwidth_factor(tmp_path: Path, cfg: str) -> None:
+    """SimGrid takes no bandwidth-factor callback beside a configured factor: on a platform with a NIC model a
+    --cfg bandwidth factor is one line and exit 2, before anything runs (not SimGrid's stack dump)."""
+    plat = tmp_path / "xt3-222.xml"
+    plat.write_text(generate("xt3-1024", "--dims", "2,2,2"))
+    p = simulate("halocompare", "-n", "8", "--platform", str(plat), "--cfg", cfg, "--dry-run", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and "sets the bandwidth factor itself" in p.stderr, p.stderr
+
+
 @needs_smpi
 def test_bgl_64_cart_modelled_and_evenodd_slower(tmp_path: Path) -> None:
     """The co-processor model at the talk's 64 processes: cart is placed by the

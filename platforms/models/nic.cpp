@@ -27,6 +27,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -175,7 +176,11 @@ void start()
     model.network = dynamic_cast<simgrid::kernel::resource::Model*>(intf);
     if (!model.network)
         fail("SimGrid's network model is not one this plugin knows");
-    intf->set_bw_factor_cb(on_message);
+    try {
+        intf->set_bw_factor_cb(on_message);
+    } catch (const std::invalid_argument&) { // SimGrid takes no callback beside a configured factor
+        fail("smpi/bw-factor or network/bandwidth-factor is set: the NIC model sets the bandwidth factor itself");
+    }
     sg4::Link::on_communication_state_change_cb(on_state);
 }
 
