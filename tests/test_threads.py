@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import (
     ONCE,
+    REPORT,
     ROOT,
     bindir,
     check_bad_input,
@@ -437,6 +438,36 @@ def test_thread_overhead_judged_across_launches(tmp_path: Path) -> None:
         assert " ".join(line[9:]) in ("outside the noise", "within the noise"), line
         words = "outside" if line[9] == "outside" else "within"
         assert f"{test} {line[1]} B: MULTIPLE / SINGLE {words} the noise (paired over 3 launches: time " in p.stdout
+
+
+def test_thread_overhead_keeps_a_wrapped_table(tmp_path: Path) -> None:
+    """A table wider than the text width wraps into blocks, each under its own "test" header and after a blank
+    line (render.Table.text): the script prints the whole overhead table, the verdict's block and the notes
+    included (it once stopped at the first blank line, which dropped the verdicts), and nothing after it."""
+    if not (bindir("openmpi") / "threads").exists():
+        pytest.skip(f"{bindir('openmpi') / 'threads'} not built")
+    # the script and its launcher in a tree of their own, whose mpimb-report prints a wrapped table
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    for f in ("thread-overhead", "launches"):
+        (tree / "scripts" / f).symlink_to(ROOT / "scripts" / f)
+    for d in ("slurm", "build"):
+        (tree / d).symlink_to(ROOT / d)
+    fake = tree / REPORT.relative_to(ROOT)  # where the script looks for mpimb-report in its tree
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\ncat <<'END'\nFindings: none\n\n"
+                    "threads thread-level overhead: µs per message per requested level, MULTIPLE against SINGLE\n"
+                    "test              bytes  single  multiple\n-----\noverhead-latency  8       0.287    43.827\n\n"
+                    "test              bytes            verdict\n-----\noverhead-latency  8      outside the noise\n"
+                    "overhead-latency 8 B: MULTIPLE / SINGLE outside the noise\n\nthreads another table\nEND\n")
+    fake.chmod(0o755)
+    p = subprocess.run([str(tree / "scripts" / "thread-overhead"), "-n", "2", "--lib", "openmpi", "--rounds", "1",
+                        "--quick", "--label", "t", "-o", str(tmp_path / "out")], check=False, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.split("threads thread-level overhead:", 1)[1]
+    assert "outside the noise\noverhead-latency 8 B: MULTIPLE / SINGLE outside the noise" in out
+    assert out.count("test              bytes") == 2 and "another table" not in out and "Findings" not in out
 
 
 @pytest.mark.parametrize(
