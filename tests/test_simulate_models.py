@@ -150,7 +150,7 @@ def test_xt_graph_states_its_machine(name: str) -> None:
     # the SeaStar under many messages (scripts/simulate preloads the plugin): the fitted busy bandwidth, one per
     # SeaStar generation, while more than 2 messages arrive at once
     assert (props["mpimb/nic_busy_bw"], props["mpimb/nic_above"]) == (
-        {"xt3-1024": "206MBps", "xt4-sn-1024": "515MBps", "xt4-1024": "515MBps"}[name], "2")
+        {"xt3-1024": "211MBps", "xt4-sn-1024": "530MBps", "xt4-1024": "530MBps"}[name], "2")
     assert "mpimb/network_model" not in props and "smpi/IB-penalty-factors" not in config
     dims = [int(v) for v in torus.split(",")]
     nodes = dims[0] * dims[1] * dims[2]
@@ -424,8 +424,8 @@ def test_xt_graph_charges_injection_at_the_ends(tmp_path: Path) -> None:
 def test_xt_nic_model_slows_a_node_receiving_many_and_maps_cart_identically(tmp_path: Path) -> None:
     """The same block with its NIC model (scripts/simulate preloads platforms/models/nic.cpp): while a node
     receives more than 2 messages at once its injection link, one capacity for its sends and its receives,
-    runs at 206 MB/s.  An inner node receiving 4 and sending 4 then moves 128000 B at 206 MB/s: at least
-    103 MB/s per process, and less than the 550 of the links alone (the ends of an exchange, fewer than 3
+    runs at 211 MB/s.  An inner node receiving 4 and sending 4 then moves 128000 B at 211 MB/s: at least
+    105 MB/s per process, and less than the 550 of the links alone (the ends of an exchange, fewer than 3
     under way, run at 1.1 GB/s).  The phased method's senders receive nothing while they send: phased is
     faster than Irecv/Isend (on the published XT3 1.16 times).  One sender's receivers each receive one
     message: 1.1 GB/s as without the model.  cart is the identity model of Cray's MPI (MPICH2's
@@ -436,15 +436,15 @@ def test_xt_nic_model_slows_a_node_receiving_many_and_maps_cart_identically(tmp_
                   *args, out=tmp_path / "nic.csv")
     meta = run.meta()
     config = meta["platform"]["smpi_config"].split()
-    assert "mpimb/nic_busy_bw:206MBps" in config and "mpimb/nic_above:2" in config
+    assert "mpimb/nic_busy_bw:211MBps" in config and "mpimb/nic_above:2" in config
     assert "mpimb NIC model" not in run.stderr  # every message it counted at its start uncounted at its end
     rows = {(r["test"], r["method"], r["comm"]): r for r in run.rows()}
     assert all(r["verified"] == "yes" for r in rows.values())
     halo = float(rows["halo", "irecv-isend", "world"]["mbps"])
-    assert 103 < halo < 0.5 * 550
+    assert 105 < halo < 0.5 * 550
     assert float(rows["halo", "phased", "world"]["mbps"]) > halo
     cart = rows["halo", "irecv-isend", "cart"]
-    assert parse_params(cart["params"]).get("cart_model") == "identity" and 103 < float(cart["mbps"]) < 0.5 * 550
+    assert parse_params(cart["params"]).get("cart_model") == "identity" and 105 < float(cart["mbps"]) < 0.5 * 550
     note = "0 of 64 ranks (simulated: the platform's model of its MPI's mapping, identity)"
     assert meta["halocompare"]["cart_reordered"]["non_periodic"] == note
     assert 0.9 * 1100 < float(rows["one-sender", "isend", "world"]["mbps"]) < 1100
@@ -464,7 +464,7 @@ def test_xt4_vn_counts_a_nodes_messages_to_itself(tmp_path: Path) -> None:
     node's processes send 8 messages, one of them to each other (out through the node's injection link and
     back), and receive 8: 16 crossings of 16000 B through the link.  Without the NIC model that is at
     most 2 GB/s / 4 = 500 MB/s per process; with it, the node receiving more than 2 at once, the link runs
-    at 515 MB/s: about 515 / 4 = 129 (within 15 %: the MPI overheads and SMPI's cross-traffic slow it, the
+    at its busy bandwidth B (530 MB/s): about B / 4 = 132 (within 15 %: the MPI overheads and SMPI's cross-traffic slow it, the
     ends of the exchange, fewer than 3 messages under way, speed it), under half the links' figure (the SN
     model, a process a node, has 8 crossings: twice as fast)."""
     plat = tmp_path / "xt4-442.xml"
@@ -483,7 +483,8 @@ def test_xt4_vn_counts_a_nodes_messages_to_itself(tmp_path: Path) -> None:
         assert row["verified"] == "yes" and "mpimb NIC model" not in run.stderr
         rates[name] = float(row["mbps"])
     assert 0.9 * 500 < rates["links"] < 500
-    assert abs(rates["nic"] / (515 / 4) - 1) < 0.15 and rates["nic"] < 0.5 * rates["links"]
+    busy = float(re.search(r'id="mpimb/nic_busy_bw" value="(\d+)MBps"', p.stdout).group(1))
+    assert abs(rates["nic"] / (busy / 4) - 1) < 0.15 and rates["nic"] < 0.5 * rates["links"]
 
 
 def test_bgl_models_share_one_fitted_figure() -> None:
@@ -660,3 +661,45 @@ def test_compare_names_calibration_and_ties() -> None:
     assert len(judged) == 134 + 188 + 38
     for verdict, feature in judged:
         assert (feature != "") == (verdict not in ("yes", "")) and "not diagnosed" not in feature, (verdict, feature)
+
+
+@pytest.mark.parametrize("name", [*XT, *(f"{n}-nbrs8" for n in XT)])
+def test_committed_xt_cart_is_worlds_figure(name: str) -> None:
+    """Under the XT models' identity mapping cart sends world's messages in world's order, so no committed
+    cart figure may be told apart from world's: their medians' 95 % CIs overlap.  bench/simulated/run.sh
+    measures each test alone, every rank starting at one simulated instant, 7 times (the NIC model's
+    repetitions differ); measured together, once, a test started with the skew the barrier carried over
+    from the test before it, and the same messages gave 251 (world) and 298 MB/s (cart)."""
+    rows = pd.read_csv(ROOT / "bench" / "simulated" / f"halocompare-{name}-np1024.csv")
+    halo = rows[rows["test"] == "halo"].assign(lo=lambda d: d["time_ci_lo_s"], hi=lambda d: d["time_ci_hi_s"])
+    assert halo["params"].str.contains("sync=window").all() and halo["reps"].eq(7).all()
+    wide = halo.pivot_table(index=["method", "neighbors", "periodic"], columns="comm", values=["lo", "hi"])
+    assert len(wide) == (4 if name.endswith("nbrs8") else 6) and wide[("lo", "cart")].notna().all()
+    apart = (wide[("lo", "cart")] > wide[("hi", "world")]) | (wide[("hi", "cart")] < wide[("lo", "world")])
+    assert not apart.any(), wide[apart].to_string()
+
+
+def test_compare_orders_only_what_the_intervals_tell_apart() -> None:
+    """compare.py's order of the orderings: two simulated figures 5 % apart are an order only where their
+    medians' 95 % CIs are clear of each other (the NIC model's repetitions differ); overlapping, a tie;
+    clear of each other the wrong way, NO."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare", ROOT / "bench" / "simulated" / "compare.py")
+    assert spec and spec.loader
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+
+    def table(world: tuple[float, float, float], evenodd: tuple[float, float, float]) -> pd.Series:
+        rows = [("world", 128, *world), ("evenodd", 114, *evenodd)]
+        fig = pd.DataFrame([{"machine": "Cray-XT3", "test": "halo", "method": "irecv-isend", "neighbors": 4,
+                             "periodic": "0", "comm": c, "published": p, "simulated": s, "sim_lo": lo, "sim_hi": hi}
+                            for c, p, s, lo, hi in rows])
+        return compare.order_kept(fig).iloc[0]
+
+    apart = table((120, 118, 122), (114, 112, 116))
+    assert (apart["simulated"], apart["kept"]) == ("world > evenodd", "yes")
+    overlap = table((120, 110, 126), (114, 108, 121))
+    assert (overlap["simulated"], overlap["kept"]) == ("world = evenodd", "tie")
+    wrong = table((114, 112, 116), (120, 118, 122))
+    assert (wrong["simulated"], wrong["kept"]) == ("evenodd > world", "NO")
