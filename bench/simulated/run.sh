@@ -4,14 +4,16 @@
 # methods, orderings and stencils at the talk's sizes and message lengths,
 # the evidence runs (bgl-cop-64-cube; the XT3 and XT4-SN models on part of a
 # busy machine, xt*-scattered-*, whose graphs scripts/make-torus-platform
-# writes into build/platforms/) and the predictions (bgl-cop-1024; xt3-256 and xt4-256,
+# writes into build/platforms/; *-back-to-back, several exchanges a
+# repetition, as the talk timed them) and the predictions (bgl-cop-1024; xt3-256 and xt4-256,
 # the XT3 and XT4 models on smaller blocks, written the same way), then
 # compare.py's tables (tables.md).
 #   run.sh [PLATFORM...]      default: all of them
-# One exchange a repetition, every exchange verified (reps: below).  Real time on a shared 2-core machine: seconds for the BG/L
-# models at 64/128 ranks, 1-2 minutes for each XT graph (1024 ranks, 4 and
-# 8 neighbours alike), 4-7 for each evidence run on a whole machine's graph
-# and 8 for bgl-cop-1024.
+# One exchange a repetition, every exchange verified (reps: below).  Real
+# time on the shared 2-core machine, three or four runs at once: seconds for
+# the BG/L models at 64/128 ranks and 20 s for bgl-cop-1024; 6-10 minutes for
+# each XT graph of 4 neighbours and 28-40 for 8 (7 repetitions a test); 2-9
+# for each evidence run on a whole machine's graph, 8 for each back-to-back one.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
