@@ -246,8 +246,8 @@ def main() -> int:
            "what the model would need to reach it (compare.py's FEATURES; docs/simulate.md, \"What",
            "SimGrid 3.32 cannot reach\", has the run that isolates each).",
            "Each simulated figure is one exchange, every rank starting it at one simulated instant, each",
-           "test alone; the XT models' (the NIC model's) the median of 7 such repetitions, which differ",
-           "(`95 % CI`), the others' one repetition, every one the same.  The talk timed 100 exchanges",
+           "test alone; on the XT models with the NIC model the median of 7 such repetitions, which",
+           "differ (`95 % CI`), elsewhere one repetition, every one the same.  The talk timed 100 exchanges",
            "back to back: the `back-to-back` evidence below (docs/simulate.md, \"One exchange\").", ""]
     if missing:
         out.append(f"(not simulated yet: {', '.join(missing)}: run bench/simulated/run.sh)\n")

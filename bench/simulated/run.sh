@@ -25,8 +25,6 @@ platforms=("$@")
 for p in "${platforms[@]}"; do
     gen="" comms=world,evenodd,cart tests=halo,one-sender platform=$p reps=7 minrep=0
     # the published runs: BG/L 64 / 128 processes of 2048 doubles, the XTs 1024 of 2000
-    # (1024 ranks: an XT graph took 1-2 minutes of real time here for its 20 tests
-    # of 4 neighbours, and as long for its 10 of 8 neighbours)
     case "$p" in
     # reps: the models without the NIC plugin (BG/L's, the scattered graphs) give every repetition the
     # same time, so one; the NIC model's threshold makes an exchange's time hang on the order of
@@ -53,7 +51,7 @@ for p in "${platforms[@]}"; do
     xt3-1024-scattered-bigben | xt3-1024-scattered-jaguar | xt4-sn-1024-scattered-jaguar)
         np=1024 count=2000 methods=irecv-isend periodic=no nbrs=4 comms=world,evenodd reps=1 ;;
     # evidence: the talk timed 100 exchanges back to back (the models are fitted and validated on one from a
-    # common start): repetitions of at least --min-rep-time, about 6 exchanges (the CSV's iters)
+    # common start): repetitions of at least --min-rep-time, 3-19 exchanges (the CSV's iters)
     bgl-cop-64-back-to-back) platform=bgl-cop-64 np=64 count=2048 methods=irecv-send,irecv-isend periodic=no \
         nbrs=4,8 tests=halo reps=1 minrep=0.005 ;;
     xt3-1024-back-to-back) platform=xt3-1024 np=1024 count=2000 methods=irecv-isend periodic=no nbrs=4 \
