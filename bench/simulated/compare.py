@@ -59,8 +59,9 @@ OTHER = {"0": "1", "1": "0"}  # a boundary and the other one (periodic or not)
 # Why a figure, ratio or order misses: the model feature it needs (docs/simulate.md, "What SimGrid 3.32
 # cannot reach", has the run that isolates each; bench/simulated/README.md, "Every figure that misses").
 FEATURES = {
-    "route": "a cost of even/odd's longer routes beyond the NIC model's (the links never bind at these loads: "
-             "in the model even/odd differs from world only by when its messages reach a node)",
+    "route": "a cost of even/odd the NIC model lacks (not its routes, the shorter ones on the XT3 and XT4 SN "
+             "blocks, nor the links, which never bind: in the model even/odd differs from world only by when its "
+             "messages reach a node)",
     "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
                "is world's grid: identity); it tracks world of the other boundary (\"The XT cart rows read as "
                "the other boundary's\")",
