@@ -4,9 +4,11 @@ in this folder), with the ratio simulated / published, whether it lies within
 +-25 %, and whether the row calibrated the model or validates it; then the
 published ratios (evenodd / world, cart / world, 8 / 4 neighbours,
 one-sender / halo, irecv-send / irecv-isend) the same way, whether each
-published table's order of the orderings is kept, and the predictions (the
-models at sizes the talk did not run); beside every figure or ratio that
-misses and every order not kept, the model feature it needs.  Prints Markdown.
+published table's order of the orderings is kept, the XT cart rows judged a
+second time as the other boundary's (the reading the published figures
+suggest), and the predictions (the models at sizes the talk did not run);
+beside every figure or ratio that misses and every order not kept, the model
+feature it needs.  Prints Markdown.
 
     .venv/bin/python bench/simulated/compare.py > bench/simulated/tables.md
 """
@@ -55,6 +57,7 @@ CALIBRATION = {("BGL-co-processor", "halo", "irecv-isend", "world", 4, "0"),
                ("Cray-XT4-SN", "halo", "irecv-isend", "world", 4, "0")}
 TIE = 0.01  # simulated orderings closer than 1 % are a tie: the model does not order them
 OTHER = {"0": "1", "1": "0"}  # a boundary and the other one (periodic or not)
+TABLE = ["machine", "method", "neighbors", "periodic"]  # one published table of the orderings
 
 # Why a figure, ratio or order misses: the model feature it needs (docs/simulate.md, "What SimGrid 3.32
 # cannot reach", has the run that isolates each; bench/simulated/README.md, "Every figure that misses").
@@ -189,7 +192,6 @@ def order_kept(fig: pd.DataFrame, apart: float = 0.0) -> pd.DataFrame:
     where one is inverted.  A published pair counts only where its figures are more
     than `apart` (a fraction) from each other (`=` in the published order otherwise)."""
     h = fig[(fig["test"] == "halo") & fig["simulated"].notna()]
-    table = ["machine", "method", "neighbors", "periodic"]
 
     def chain(comm: pd.Series, close: pd.Series) -> str:
         return "".join(f"{' = ' if c else ' > '}{m}" for m, c in zip(comm, close))[3:]
@@ -211,37 +213,37 @@ def order_kept(fig: pd.DataFrame, apart: float = 0.0) -> pd.DataFrame:
         behind = r.le(-TIE) & p["sim_hi_x"].lt(p["sim_lo_y"])  # ... told apart, behind
         return "NO" if behind.any() else "yes" if ahead.all() else "tie"
 
-    groups = h.groupby(table)[["comm", "published", "simulated", "sim_lo", "sim_hi"]]
+    groups = h.groupby(TABLE)[["comm", "published", "simulated", "sim_lo", "sim_hi"]]
     t = pd.DataFrame({"published": groups.apply(pub_order), "simulated": groups.apply(sim_order),
                       "kept": groups.apply(verdict)}).reset_index()
     t["missing model feature"] = why(t, t["kept"].ne("yes"))
     return t
 
 
+def xt_halo(fig: pd.DataFrame) -> pd.DataFrame:
+    return fig[fig["machine"].str.startswith("Cray") & fig["test"].eq("halo")]
+
+
 def other_boundary(fig: pd.DataFrame) -> pd.DataFrame:
     """The XT halo figures with each cart row's published figure taken from the other boundary's
     table: the reading under which the talk's XT cart rows carry the opposite periodicity to
     their label (boundary_evidence)."""
-    xt = fig[fig["machine"].str.startswith("Cray") & fig["test"].eq("halo")]
-    table = ["machine", "method", "neighbors", "periodic"]
+    xt = xt_halo(fig)
     cart = xt[xt["comm"].eq("cart")]
-    other = cart.assign(periodic=cart["periodic"].map(OTHER))[[*table, "published"]]
-    out = xt.merge(other.rename(columns={"published": "other"}), on=table, how="left")
+    other = cart.assign(periodic=cart["periodic"].map(OTHER))[[*TABLE, "published"]]
+    out = xt.merge(other.rename(columns={"published": "other"}), on=TABLE, how="left")
     return out.assign(published=out["published"].where(out["comm"].ne("cart"), out["other"])).drop(columns="other")
 
 
 def boundary_evidence(fig: pd.DataFrame) -> pd.DataFrame:
     """Per published XT table: cart / world with world of the same boundary, and with world of the
     other boundary (both published figures)."""
-    xt = fig[fig["machine"].str.startswith("Cray") & fig["test"].eq("halo")]
-    wide = xt.pivot_table(index=["machine", "method", "neighbors", "periodic"], columns="comm",
-                          values="published").reset_index()
-    other = wide.assign(periodic=wide["periodic"].map(OTHER))[["machine", "method", "neighbors", "periodic", "world"]]
-    wide = wide.merge(other, on=["machine", "method", "neighbors", "periodic"], suffixes=("", " (other boundary)"))
+    wide = xt_halo(fig).pivot_table(index=TABLE, columns="comm", values="published").reset_index()
+    other = wide.assign(periodic=wide["periodic"].map(OTHER))[[*TABLE, "world"]]
+    wide = wide.merge(other, on=TABLE, suffixes=("", " (other boundary)"))
     wide["cart / world"] = wide["cart"] / wide["world"]
     wide["cart / world (other boundary)"] = wide["cart"] / wide["world (other boundary)"]
-    return wide[["machine", "method", "neighbors", "periodic", "world", "cart", "cart / world",
-                 "world (other boundary)", "cart / world (other boundary)"]]
+    return wide[[*TABLE, "world", "cart", "cart / world", "world (other boundary)", "cart / world (other boundary)"]]
 
 
 def markdown(df: pd.DataFrame, digits: int = 2) -> str:
