@@ -46,6 +46,8 @@ EVIDENCE = {
     "bgl-cop-64-back-to-back": ("BGL-co-processor", 64, "bgl-cop-64, `iters` exchanges back to back"),
     "xt3-1024-back-to-back": ("Cray-XT3", 1024, "xt3-1024, `iters` exchanges back to back"),
     "xt4-sn-1024-back-to-back": ("Cray-XT4-SN", 1024, "xt4-sn-1024, `iters` exchanges back to back"),
+    # the block's orientation is an assumption: which ordering has the longer routes hangs on it
+    "xt3-1024-16x8x8": ("Cray-XT3", 1024, "xt3-1024 on its block's other orientation, 16x8x8"),
 }
 PREDICTIONS = {"bgl-cop-1024": 1024, "xt3-256": 256, "xt4-256": 256}
 # The figures the models are fitted on, one per fitted parameter: the BG/L
