@@ -249,23 +249,24 @@ def test_xt_prediction_rests_on_the_generators_output(name: str, want: list[str]
     assert run["platform"]["sha256"] == hashlib.sha256(generate(*args).encode()).hexdigest()
 
 
-def test_xt3_other_orientation_rests_on_the_generators_output() -> None:
-    """run.sh's xt3-1024-16x8x8, the evidence that the model's XT3 even/odd / world hangs on the block's
-    orientation (docs/simulate.md, "Even/odd's cost"): the generator's output for run.sh's arguments, the
-    same NIC model on the same 1024 nodes, and on it world's routes the shorter ones where on the model's
-    8x8x16 even/odd's are (--stats' mean torus hops)."""
-    args = generated_runs()["xt3-1024-16x8x8"]
-    assert args == ["xt3-1024", "--dims", "16,8,8"]
-    run = json.loads((ROOT / "bench" / "simulated" / "halocompare-xt3-1024-16x8x8-np1024.json").read_text())
+@pytest.mark.parametrize(("model", "busy"), [("xt3-1024", "211MBps"), ("xt4-sn-1024", "530MBps")])
+def test_xt_other_orientation_rests_on_the_generators_output(model: str, busy: str) -> None:
+    """run.sh's xt3-1024-16x8x8 and xt4-sn-1024-16x8x8, the evidence that the models' even/odd / world hangs
+    on the block's orientation (docs/simulate.md, "Even/odd's cost"): the generator's output for run.sh's
+    arguments, the same NIC model on the same 1024 nodes, and on it world's routes the shorter ones where on
+    the model's 8x8x16 even/odd's are (--stats' mean torus hops)."""
+    args = generated_runs()[f"{model}-16x8x8"]
+    assert args == [model, "--dims", "16,8,8"]
+    run = json.loads((ROOT / "bench" / "simulated" / f"halocompare-{model}-16x8x8-np1024.json").read_text())
     assert run["platform"]["sha256"] == hashlib.sha256(generate(*args).encode()).hexdigest()
     config = run["platform"]["smpi_config"].split()
-    assert {"mpimb/partition:16,8,8", "mpimb/nic_busy_bw:211MBps", "mpimb/nic_above:2"} <= set(config)
+    assert {"mpimb/partition:16,8,8", f"mpimb/nic_busy_bw:{busy}", "mpimb/nic_above:2"} <= set(config)
 
     def hops(*gen: str) -> dict[str, float]:
         lines = generate(*gen, "--stats").splitlines()[1:]
         return {line.split(":")[0]: float(re.search(r"mean ([\d.]+) torus hops", line)[1]) for line in lines}
 
-    block, other = hops("xt3-1024"), hops(*args)
+    block, other = hops(model), hops(*args)
     assert block["evenodd"] < block["world"] and other["world"] < other["evenodd"], (block, other)
 
 

@@ -48,6 +48,7 @@ EVIDENCE = {
     "xt4-sn-1024-back-to-back": ("Cray-XT4-SN", 1024, "xt4-sn-1024, `iters` exchanges back to back"),
     # the block's orientation is an assumption: which ordering has the longer routes hangs on it
     "xt3-1024-16x8x8": ("Cray-XT3", 1024, "xt3-1024 on its block's other orientation, 16x8x8"),
+    "xt4-sn-1024-16x8x8": ("Cray-XT4-SN", 1024, "xt4-sn-1024 on its block's other orientation, 16x8x8"),
 }
 PREDICTIONS = {"bgl-cop-1024": 1024, "xt3-256": 256, "xt4-256": 256}
 # The figures the models are fitted on, one per fitted parameter: the BG/L
@@ -64,9 +65,8 @@ TABLE = ["machine", "method", "neighbors", "periodic"]  # one published table of
 # Why a figure, ratio or order misses: the model feature it needs (docs/simulate.md, "What SimGrid 3.32
 # cannot reach", has the run that isolates each; bench/simulated/README.md, "Every figure that misses").
 FEATURES = {
-    "route": "a cost of even/odd the NIC model lacks (not its routes, the shorter ones on the XT3 and XT4 SN "
-             "blocks, nor the links, which never bind: in the model even/odd differs from world only by when its "
-             "messages reach a node)",
+    "route": "a cost of even/odd the NIC model lacks (the links never bind; in the model an ordering differs "
+             "from world only by when its messages reach a node, and the one with the longer routes wins)",
     "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
                "is world's grid: identity); it tracks world of the other boundary (\"The XT cart rows read as "
                "the other boundary's\")",

@@ -5,8 +5,8 @@
 # the evidence runs (bgl-cop-64-cube; the XT3 and XT4-SN models on part of a
 # busy machine, xt*-scattered-*, whose graphs scripts/make-torus-platform
 # writes into build/platforms/; *-back-to-back, several exchanges a
-# repetition, as the talk timed them; xt3-1024-16x8x8, the XT3 block's other
-# orientation) and the predictions (bgl-cop-1024; xt3-256 and xt4-256,
+# repetition, as the talk timed them; *-16x8x8, the XT3 and XT4 SN blocks'
+# other orientation) and the predictions (bgl-cop-1024; xt3-256 and xt4-256,
 # the XT3 and XT4 models on smaller blocks, written the same way), then
 # compare.py's tables (tables.md).
 #   run.sh [PLATFORM...]      default: all of them
@@ -20,7 +20,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 all=(bgl-cop-64 bgl-cop-64-cube bgl-vn-128 xt3-1024 xt4-1024 xt4-sn-1024 xt3-1024-nbrs8 xt4-1024-nbrs8
     xt4-sn-1024-nbrs8 bgl-cop-1024 xt3-256 xt4-256 xt3-1024-scattered-bigben xt3-1024-scattered-jaguar xt4-sn-1024-scattered-jaguar
-    bgl-cop-64-back-to-back xt3-1024-back-to-back xt4-sn-1024-back-to-back xt3-1024-16x8x8)
+    bgl-cop-64-back-to-back xt3-1024-back-to-back xt4-sn-1024-back-to-back xt3-1024-16x8x8
+    xt4-sn-1024-16x8x8)
 platforms=("$@")
 [[ ${#platforms[@]} -gt 0 ]] || platforms=("${all[@]}")
 for p in "${platforms[@]}"; do
@@ -48,6 +49,8 @@ for p in "${platforms[@]}"; do
     # assumption the routes' lengths, and through them the NIC model's arrival times, hang on
     xt3-1024-16x8x8) gen="xt3-1024 --dims 16,8,8" np=1024 count=2000 methods=irecv-isend periodic=both nbrs=4 \
         comms=world,evenodd tests=halo ;;
+    xt4-sn-1024-16x8x8) gen="xt4-sn-1024 --dims 16,8,8" np=1024 count=2000 methods=irecv-isend periodic=both \
+        nbrs=4 comms=world,evenodd tests=halo ;;
     xt3-1024-scattered-bigben) gen="xt3-1024 --machine-dims 11,12,16 --free 0.5" ;;&
     xt3-1024-scattered-jaguar) gen="xt3-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
     xt4-sn-1024-scattered-jaguar) gen="xt4-sn-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
