@@ -66,8 +66,8 @@ TABLE = ["machine", "method", "neighbors", "periodic"]  # one published table of
 # cannot reach", has the run that isolates each; bench/simulated/README.md, "Every figure that misses").
 FEATURES = {
     "route": "a cost of even/odd the NIC model lacks (the links never bind; in the model an ordering differs "
-             "from world only by the order in which hop counts bring a node's messages, and the one with the "
-             "longer routes wins)",
+             "from world only by the order in which a node's messages end, which hop counts set, and the one "
+             "with the longer routes wins)",
     "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
                "is world's grid: identity); it tracks world of the other boundary (\"The XT cart rows read as "
                "the other boundary's\")",
