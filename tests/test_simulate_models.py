@@ -444,6 +444,30 @@ def test_xt_graph_charges_injection_at_the_ends(tmp_path: Path) -> None:
 
 
 @needs_smpi
+def test_xt_nic_models_orderings_come_from_hop_counts(tmp_path: Path) -> None:
+    """The NIC model tells world and even/odd apart only through the order in which hop counts end a node's
+    messages (docs/simulate.md, "Even/odd's cost"): on the 4x4x4 block, 7 repetitions each, world and even/odd
+    differ with the model's 50 ns a hop; with the torus links free (1000 GB/s) and 0 ns a hop every route is as
+    long as every other, and their medians are one figure, periodic or not.  Simulated time: exact, no threshold."""
+    plat = xt3_444(tmp_path)
+    level = tmp_path / "xt3-444-level.xml"
+    level.write_text(plat.read_text().replace('bandwidth="3.8GBps" latency="50ns"', 'bandwidth="1000GBps" latency="0ns"'))
+    args = ("--methods", "irecv-isend", "--neighbors", "4", "--periodic", "both", "--count", "2000", "--verify",
+            "--reps", "7", "--max-reps", "7", "--min-rep-time", "0", "--group", "none")
+
+    def medians(platform: Path) -> dict[tuple[str, str], float]:
+        run = sim_run("halocompare", 64, str(platform), "--comms", "world,evenodd", "--tests", "halo", *args,
+                      out=tmp_path / f"{platform.stem}.csv")
+        rows = run.rows()
+        assert len(rows) == 4 and all(r["verified"] == "yes" for r in rows)
+        return {(r["comm"], r["periodic"]): float(r["time_median_s"]) for r in rows}
+
+    model, flat = medians(plat), medians(level)
+    assert all(model["world", b] != model["evenodd", b] for b in ("0", "1")), model
+    assert len(set(flat.values())) == 1, flat
+
+
+@needs_smpi
 def test_xt_nic_model_slows_a_node_receiving_many_and_maps_cart_identically(tmp_path: Path) -> None:
     """The same block with its NIC model (scripts/simulate preloads platforms/models/nic.cpp): while a node
     receives more than 2 messages at once its injection link, one capacity for its sends and its receives,
