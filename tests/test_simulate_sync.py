@@ -78,7 +78,8 @@ def test_clock_fault_two_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 @needs_smpi
 def test_clock_fault_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Six ranks (a tree that is not a power of two), each clock r ms off: every rank finds rank 0's time."""
+    """Six ranks (a tree that is not a power of two), each clock r ms off: every rank finds rank 0's time,
+    known to within the half-widths along its path."""
     monkeypatch.setenv("MPIMB_FAULT", "clock:0.001:1e-5")
     out = tmp_path / "t.csv"
     p = simulate("collectives", "-n", "6", "--platform", "fat-tree", "--exact", "--", "-o", str(out), "--tests",
@@ -90,3 +91,12 @@ def test_clock_fault_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert int(r["reps_rejected"]) == 0 and float(r["sync_error_s"]) < 1e-7, r
     sync = run.meta()["sync"]
     assert sync["worst_error_s"] < 1e-7 and sync["startup_error_s"] < 1e-7
+    # the check's resolution sums the half-widths along a rank's path: ranks 3 and 5 are two levels down
+    # (3 -> 2 -> 0, 5 -> 1 -> 0), every hop of the fat tree alike, so twice a one-level tree's (2 ranks)
+    one = tmp_path / "one.csv"
+    p = simulate("collectives", "-n", "2", "--platform", "fat-tree", "--exact", "--", "-o", str(one), "--tests",
+                 "allreduce", "-m", "8:8", "--sync", "window", "--min-rep-time", "0", "--reps", "1", "--max-reps",
+                 "1", "--warmup", "0", cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    hop = Run(0, p.stdout, p.stderr, one).meta()["sync"]["check_resolution_s"]
+    assert hop > 0 and sync["check_resolution_s"] == pytest.approx(2 * hop, rel=0.01)

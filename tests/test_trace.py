@@ -94,8 +94,10 @@ def test_every_send_meets_its_receive(traced: tuple[str, Path, dict[str, Any]]) 
     s = {e["id"]: e for e in events(doc, "s")}
     f = {e["id"]: e for e in events(doc, "f")}
     assert set(s) == set(f) and len(s) == PER_EXCHANGE * ITERS
-    clock = doc["otherData"]["clock"]  # the aligned clocks agree to within the check's error plus its resolution
-    slack = (clock["residual_error_s"] + clock["check_resolution_s"]) * 1e6 + 0.01
+    # every aligned clock is within the check's error plus its resolution of rank 0's (docs/results-format.md),
+    # so a sender's and a receiver's within twice that
+    clock = doc["otherData"]["clock"]
+    slack = 2 * (clock["residual_error_s"] + clock["check_resolution_s"]) * 1e6 + 0.01
     per_pair: dict[tuple[int, int], int] = defaultdict(int)
     for i, a in s.items():
         b = f[i]

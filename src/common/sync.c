@@ -94,34 +94,36 @@ static int children(int r, int P, int M, int *out)
 }
 
 /* The reference's side of one measurement: stamps each request with its
- * global clock; the last reply also carries `carry`. */
-static void serve(MPI_Comm comm, int child, double carry)
+ * global clock; the last reply also carries `carry` (the check's: the
+ * reference's own offset to rank 0 and the half-widths along its path). */
+static void serve(MPI_Comm comm, int child, const double carry[2])
 {
     for (int e = 0; e < EXCHANGES; e++) {
-        double b[2];
-        MPI_Recv(NULL, 0, MPI_BYTE, child, TAG, comm, MPI_STATUS_IGNORE);
+        double b[3];
+        MPI_Recv(b, 3, MPI_DOUBLE, child, TAG, comm, MPI_STATUS_IGNORE);
         b[0] = mb_sync_now();
-        b[1] = carry;
-        MPI_Send(b, 2, MPI_DOUBLE, child, TAG, comm);
+        b[1] = carry[0];
+        b[2] = carry[1];
+        MPI_Send(b, 3, MPI_DOUBLE, child, TAG, comm);
     }
 }
 
 /* The child's side: bounds on (reference's global clock - own clock) where
  * own is the raw clock (global = 0) or the synchronised one (global = 1).
  * Returns the midpoint; *half is the half-width, *at the own clock's time. */
-static double measure(MPI_Comm comm, int ref, int global, double *half, double *at, double *carry)
+static double measure(MPI_Comm comm, int ref, int global, double *half, double *at, double carry[2])
 {
     double lo = -INFINITY, hi = INFINITY, a = 0, c = 0;
     for (int e = 0; e < EXCHANGES; e++) {
-        double b[2];
+        double b[3] = {0, 0, 0}; /* the request as long as the reply: the midpoint is biased by their difference */
         a = mb_sync_clock();
-        MPI_Send(NULL, 0, MPI_BYTE, ref, TAG, comm);
-        MPI_Recv(b, 2, MPI_DOUBLE, ref, TAG, comm, MPI_STATUS_IGNORE);
+        MPI_Send(b, 3, MPI_DOUBLE, ref, TAG, comm);
+        MPI_Recv(b, 3, MPI_DOUBLE, ref, TAG, comm, MPI_STATUS_IGNORE);
         c = mb_sync_clock();
         double da = global ? mb_sync_global(a) : a, dc = global ? mb_sync_global(c) : c;
         if (b[0] - dc > lo) lo = b[0] - dc; /* the stamp came before the reply arrived */
         if (b[0] - da < hi) hi = b[0] - da; /* and after the request left */
-        *carry = b[1];
+        carry[0] = b[1], carry[1] = b[2];
     }
     *half = fabs(hi - lo) / 2;
     *at = 0.5 * (a + c);
@@ -155,8 +157,8 @@ static void sync_pass(MPI_Comm comm, int rank, int P)
     int M = 1, kids[64];
     while (2 * M <= P) M *= 2;
     if (rank != 0 && !S.global) {
-        double half, at, carry;
-        double off = measure(comm, parent(rank, M), 0, &half, &at, &carry);
+        double half, at, carry[2];
+        double off = measure(comm, parent(rank, M), 0, &half, &at, carry);
         S.fx[S.nfit % FITS] = at;
         S.fy[S.nfit % FITS] = off;
         S.fh[S.nfit % FITS] = half;
@@ -165,22 +167,27 @@ static void sync_pass(MPI_Comm comm, int rank, int P)
     }
     if (S.global) return;
     int nk = children(rank, P, M, kids);
-    for (int i = 0; i < nk; i++) serve(comm, kids[i], 0);
+    for (int i = 0; i < nk; i++) serve(comm, kids[i], (const double[2]){0, 0});
 }
 
+/* The check round: each rank's offset to rank 0 is the sum of the measured
+ * offsets along its tree path, known to within the sum of their
+ * half-widths.  The error is the largest such offset, the resolution the
+ * largest such sum: every aligned clock is within error + resolution of
+ * rank 0's (so any two within twice that). */
 double mb_sync_check(struct mb_run *run)
 {
     int P = run->nprocs, M = 1, kids[64];
     while (2 * M <= P) M *= 2;
-    double resid = 0, half = 0; /* this rank's offset to rank 0 and its uncertainty */
+    double path[2] = {0, 0}; /* this rank's offset to rank 0 and its uncertainty */
     if (run->rank != 0) {
-        double at, carry;
-        resid = measure(run->world, parent(run->rank, M), 1, &half, &at, &carry);
-        resid += carry; /* offsets add up along the path to rank 0 */
+        double at, half, carry[2];
+        path[0] = measure(run->world, parent(run->rank, M), 1, &half, &at, carry) + carry[0];
+        path[1] = half + carry[1];
     }
     int nk = children(run->rank, P, M, kids);
-    for (int i = 0; i < nk; i++) serve(run->world, kids[i], resid);
-    double in[2] = {fabs(resid), half}, out[2];
+    for (int i = 0; i < nk; i++) serve(run->world, kids[i], path);
+    double in[2] = {fabs(path[0]), path[1]}, out[2];
     MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, run->world);
     S.error = out[0];
     S.resolution = out[1];
