@@ -129,6 +129,11 @@ def check_simulated_meta(run: Run, platform: str) -> dict:
             "--cfg must be KEY:VALUE",
         ),
         (
+            ["halocompare", "-n", "2", "--platform", "two-node", "--cfg", "network/optim:Lazy", "--cfg",
+             "network/maxmin-selective-update:no"],
+            "--cfg network/optim:Lazy needs network/maxmin-selective-update:yes",
+        ),
+        (
             [
                 "halocompare",
                 "-n",
@@ -209,6 +214,18 @@ def test_dry_run_command(tmp_path: Path) -> None:
         assert f"--cfg={cfg}" in cmd
     assert cmd.count("--label") == 1 and cmd[-1] == "x"  # the user's label wins
     assert list(tmp_path.iterdir()) == []
+
+
+def test_solver_the_user_picks(tmp_path: Path) -> None:
+    """The full solver by default; --cfg network/optim:Lazy replaces it, and with it the non-selective update
+    (SimGrid aborts with a backtrace on lazy without selective update)."""
+    def solver(*cfg: str) -> list[str]:
+        p = simulate("halocompare", "-n", "2", "--platform", "two-node", *cfg, "--dry-run", cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        return [c for c in p.stdout.split() if c.startswith(("--cfg=network/optim", "--cfg=network/maxmin"))]
+
+    assert solver() == ["--cfg=network/optim:Full", "--cfg=network/maxmin-selective-update:no"]
+    assert solver("--cfg", "network/optim:Lazy") == ["--cfg=network/optim:Lazy"]
 
 
 # ------------------------------------------------------------ platforms
