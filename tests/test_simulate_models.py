@@ -210,7 +210,11 @@ def test_xt_files_are_the_generators_output(name: str) -> None:
       "xt3-1024 needs 1024 nodes: --free 0.4 of 11x12x16 leaves 845"),
      (["xt3-1024", "--machine-dims", "11,12,16", "--free", "1", "--mesh", "w"], "--mesh must name dimensions"),
      (["xt3-1024", "--machine-dims", "11,12", "--free", "1"], "--machine-dims must be three positive integers"),
-     (["xt3-1024", "--machine-dims", "11,12,16", "--free", "1", "--dims", "8,8,16"], "exclude each other")],
+     (["xt3-1024", "--machine-dims", "11,12,16", "--free", "1", "--dims", "8,8,16"], "exclude each other"),
+     (["xt3-1024", "--link-bw", "fast"], "--link-bw must be a bandwidth such as 0.5GBps or 235MBps, got 'fast'"),
+     (["xt3-1024", "--busy-bw", "235"], "--busy-bw must be a bandwidth such as 0.5GBps or 235MBps, got '235'"),
+     (["xt3-1024", "--machine-dims", "11,12,16", "--free", "0.5", "--busy-bw", "235MBps"],
+      "--busy-bw: a graph of part of a machine has no NIC model")],
 )
 def test_make_torus_platform_bad_input(args: list[str], message: str) -> None:
     p = subprocess.run([str(MAKE_TORUS), *args], capture_output=True, text=True, check=False)
@@ -268,6 +272,28 @@ def test_xt_other_orientation_rests_on_the_generators_output(model: str, busy: s
 
     block, other = hops(model), hops(*args)
     assert block["evenodd"] < block["world"] and other["world"] < other["evenodd"], (block, other)
+
+
+@pytest.mark.parametrize(("model", "busy"), [("xt3-1024", "235MBps"), ("xt4-sn-1024", "640MBps")])
+def test_xt_links_that_bind_rest_on_the_generators_output(model: str, busy: str) -> None:
+    """run.sh's *-16x8x8-links500, the evidence that even/odd's cost appears where the links bind
+    (docs/simulate.md, "Even/odd's cost"): the 16x8x8 graph with every torus link at 0.5 GB/s and the busy
+    bandwidth set by hand, both said to be evidence in the file; nothing else differs from the 16x8x8 one."""
+    name = f"{model}-16x8x8-links500"
+    args = generated_runs()[name]
+    assert args == [model, "--dims", "16,8,8", "--link-bw", "0.5GBps", "--busy-bw", busy]
+    text = generate(*args)
+    run = json.loads((ROOT / "bench" / "simulated" / f"halocompare-{name}-np1024.json").read_text())
+    assert run["platform"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert f"mpimb/nic_busy_bw:{busy}" in run["platform"]["smpi_config"].split()
+    assert "torus links 0.5GBps (evidence" in text and f"{busy} is not fitted" in text
+    z = next(ET.fromstring(text).iter("zone"))
+    torus = [lk for lk in z.iter("link") if not lk.get("id", "").endswith("-inj")]
+    assert len(torus) == 3 * 1024 and {lk.get("bandwidth") for lk in torus} == {"0.5GBps"}
+    base = generate(model, "--dims", "16,8,8")
+    strip = re.compile(r"<!--.*?-->", re.DOTALL)
+    assert (strip.sub("", text).replace('bandwidth="0.5GBps" latency="50ns"', 'bandwidth="3.8GBps" latency="50ns"')
+            .replace(busy, "") == strip.sub("", base).replace(re.search(r'nic_busy_bw" value="(\w+)"', base)[1], ""))
 
 
 def test_xt_scattered_graph_states_its_placement() -> None:

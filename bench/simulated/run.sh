@@ -6,7 +6,8 @@
 # busy machine, xt*-scattered-*, whose graphs scripts/make-torus-platform
 # writes into build/platforms/; *-back-to-back, several exchanges a
 # repetition, as the talk timed them; *-16x8x8, the XT3 and XT4 SN blocks'
-# other orientation) and the predictions (bgl-cop-1024; xt3-256 and xt4-256,
+# other orientation; *-16x8x8-links500, the same with torus links that bind)
+# and the predictions (bgl-cop-1024; xt3-256 and xt4-256,
 # the XT3 and XT4 models on smaller blocks, written the same way), then
 # compare.py's tables (tables.md).
 #   run.sh [PLATFORM...]      default: all of them
@@ -21,7 +22,7 @@ root=$(cd "$here/../.." && pwd)
 all=(bgl-cop-64 bgl-cop-64-cube bgl-vn-128 xt3-1024 xt4-1024 xt4-sn-1024 xt3-1024-nbrs8 xt4-1024-nbrs8
     xt4-sn-1024-nbrs8 bgl-cop-1024 xt3-256 xt4-256 xt3-1024-scattered-bigben xt3-1024-scattered-jaguar xt4-sn-1024-scattered-jaguar
     bgl-cop-64-back-to-back xt3-1024-back-to-back xt4-sn-1024-back-to-back xt3-1024-16x8x8
-    xt4-sn-1024-16x8x8)
+    xt4-sn-1024-16x8x8 xt3-1024-16x8x8-links500 xt4-sn-1024-16x8x8-links500)
 platforms=("$@")
 [[ ${#platforms[@]} -gt 0 ]] || platforms=("${all[@]}")
 for p in "${platforms[@]}"; do
@@ -51,6 +52,12 @@ for p in "${platforms[@]}"; do
         comms=world,evenodd tests=halo ;;
     xt4-sn-1024-16x8x8) gen="xt4-sn-1024 --dims 16,8,8" np=1024 count=2000 methods=irecv-isend periodic=both \
         nbrs=4 comms=world,evenodd tests=halo ;;
+    # evidence: links that bind (docs/simulate.md, "Even/odd's cost"): the 16x8x8 blocks with torus links
+    # of 0.5 GB/s, the busy bandwidth set by hand so that world comes near the published figure
+    xt3-1024-16x8x8-links500) gen="xt3-1024 --dims 16,8,8 --link-bw 0.5GBps --busy-bw 235MBps" np=1024 \
+        count=2000 methods=irecv-send,irecv-isend,phased periodic=both nbrs=4 comms=world,evenodd ;;
+    xt4-sn-1024-16x8x8-links500) gen="xt4-sn-1024 --dims 16,8,8 --link-bw 0.5GBps --busy-bw 640MBps" \
+        np=1024 count=2000 methods=irecv-isend periodic=both nbrs=4 comms=world,evenodd tests=halo ;;
     xt3-1024-scattered-bigben) gen="xt3-1024 --machine-dims 11,12,16 --free 0.5" ;;&
     xt3-1024-scattered-jaguar) gen="xt3-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
     xt4-sn-1024-scattered-jaguar) gen="xt4-sn-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
