@@ -117,6 +117,19 @@ def test_spinning_process_on_the_ranks_cores_marks_the_run_busy(tmp_path: Path, 
     assert meta["busy"] is True, meta["load"]
 
 
+@pytest.mark.parametrize(("share", "line"), [("0.31496", 32), ("0.10004", None)])
+def test_one_share_for_the_json_the_verdict_and_the_line(tmp_path: Path, share: str, line: int | None) -> None:
+    """The share is rounded once, to the JSON's 4 decimals: 0.31496 is 0.3150 there, and 32 % in the BUSY
+    line (from the unrounded share the line said 31 %); 0.10004 is 0.1000, not above the 10 % mark, so not
+    busy (unrounded it was).  MPIMB_FAULT=load:SHARE replaces the measured share (docs/architecture.md)."""
+    run = bound_run("openmpi", tmp_path / "share.csv", *LONG, env={"MPIMB_FAULT": f"load:{share}"})
+    meta = check_load(run)
+    assert meta["load"]["others_share"] == round(float(share), 4)
+    assert meta["busy"] is (line is not None)
+    if line is not None:
+        assert f"BUSY: others took {line} % of the" in run.stdout, run.stdout
+
+
 @pytest.mark.parametrize("lib", ["openmpi", "mpich"])
 def test_short_run_has_no_share(tmp_path: Path, lib: str) -> None:
     """Under half a second between the samples /proc/stat's ticks cannot say: busy is null, with why."""

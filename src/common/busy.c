@@ -173,7 +173,9 @@ void mb_load_end(struct mb_run *run)
                 snprintf(L.why, sizeof L.why, "unavailable: %s on %s", what, mb_meta_host((int)all[4 * failed + 3]));
             } else {
                 L.state = MEASURED;
-                L.share = all[4 * worst];
+                /* the JSON's 4 decimals, once: the verdict, the JSON and the BUSY line then read one number
+                 * (the line's percentage from the full double could round the other way) */
+                L.share = round(mb_fault_load(all[4 * worst]) * 1e4) / 1e4;
                 L.pus = (int)all[4 * worst + 1];
                 L.host_rank = (int)all[4 * worst + 3];
             }

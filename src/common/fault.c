@@ -1,5 +1,5 @@
 /* Fault injection for the suite's own tests: one variable, MPIMB_FAULT, one
- * parser, five kinds of fault (what each does, and who uses it:
+ * parser, six kinds of fault (what each does, and who uses it:
  * docs/architecture.md, "Fault injection").
  *
  *   MPIMB_FAULT = FAULT[;FAULT...]           (',' separates too)
@@ -10,6 +10,7 @@
  *                                            n x SECONDS longer: a machine slowing down (measure.c)
  *               | clock:OFFSET[:DRIFT]       world rank r's clock r * (OFFSET + DRIFT t) off (sync.c)
  *               | row-delay:SECONDS          the row-to-metadata moment held open (term.c)
+ *               | load:SHARE                 the others' measured share of the ranks' PUs replaced (busy.c)
  *   MATCH       = TEST[/METHOD[/COMM]]       a row's test, method and comm columns */
 #include "internal.h"
 
@@ -33,7 +34,8 @@ struct match {
 static struct {
     struct match m[MAX_MATCHES];
     int n;
-    double clock_offset, clock_drift, row_delay;
+    double clock_offset, clock_drift, row_delay, load;
+    int load_set;
     long drifted; /* repetitions drifted so far, across tests */
 } F;
 
@@ -82,7 +84,8 @@ static const char *parse_item(const char *s, const char *e)
                               *D = "delay:FRACTION/TEST[/METHOD[/COMM]] with 0 < FRACTION <= 10 (e.g. delay:0.05/halo/irecv-send)",
                               *T = "drift:SECONDS/TEST[/METHOD[/COMM]] with 0 < SECONDS <= 1 (e.g. drift:1e-5/bcast)",
                               *C = "clock:OFFSET[:DRIFT] in seconds", *R = "row-delay:SECONDS with 0 <= SECONDS <= 3600",
-                              *K = "a fault: verify:..., delay:..., drift:..., clock:... or row-delay:...";
+                              *L = "load:SHARE with 0 <= SHARE <= 1",
+                              *K = "a fault: verify:..., delay:..., drift:..., clock:..., row-delay:... or load:...";
     size_t len = (size_t)(e - s);
     const char *colon = memchr(s, ':', len), *args = colon ? colon + 1 : s;
     size_t klen = colon ? (size_t)(colon - s) : 0;
@@ -118,6 +121,10 @@ static const char *parse_item(const char *s, const char *e)
         return NULL;
     } else if (IS("row-delay")) {
         if (number(args, e, &F.row_delay) || !(F.row_delay >= 0 && F.row_delay <= 3600)) return bad(s, len, R);
+        return NULL;
+    } else if (IS("load")) {
+        if (number(args, e, &F.load) || !(F.load >= 0 && F.load <= 1)) return bad(s, len, L);
+        F.load_set = 1;
         return NULL;
     } else {
         return bad(s, len, K);
@@ -186,6 +193,7 @@ void mb_fault_clock(double *offset, double *drift)
 }
 
 double mb_fault_row_delay(void) { return F.row_delay; }
+double mb_fault_load(double measured) { return F.load_set ? F.load : measured; }
 
 const char *mb_fault_unmatched(void)
 {

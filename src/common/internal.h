@@ -19,6 +19,7 @@ double mb_fault_drift(const struct mb_row *row); /* drift: the seconds per step,
 double mb_fault_drift_step(double seconds); /* drift: the next step's extra time (seconds x steps so far), or 0 */
 void mb_fault_clock(double *offset, double *drift); /* clock: the error per world rank, seconds (0, 0: none) */
 double mb_fault_row_delay(void);                    /* row-delay: seconds (0: none) */
+double mb_fault_load(double measured);              /* load: the share to report (measured: none) */
 const char *mb_fault_unmatched(void); /* a verify, delay or drift fault that matched no test, as given, or NULL */
 
 /* overlap.c: a wait on the clock of that many seconds (faults: that long for

@@ -97,6 +97,9 @@ int main(int argc, char **argv)
     mb_fault_clock(&off, &drift);
     CHECK(off == -2 && drift == 0);
     CHECK(mb_fault_parse("row-delay:0.3") == NULL && mb_fault_row_delay() == 0.3);
+    /* load:SHARE replaces the measured share; without it the measured one stands */
+    CHECK(mb_fault_parse("load:0.31549") == NULL && mb_fault_load(0.5) == 0.31549);
+    CHECK(mb_fault_parse("row-delay:1") == NULL && mb_fault_load(0.5) == 0.5);
 
     /* several, separated by ';' or ','; each parse starts afresh */
     CHECK(mb_fault_parse("row-delay:2;clock:0.5,halo/irecv-send@0;delay:1/bcast") == NULL);
@@ -119,6 +122,7 @@ int main(int argc, char **argv)
     CHECK(bad("drift:inf/halo", T) && bad("drift:1e-3/", T) && bad("drift:/halo", T) && bad("drift:x/halo", T));
     CHECK(bad("clock:soon", C) && bad("clock:", C) && bad("clock:1:", C) && bad("clock:1:2:3", C) && bad("clock:inf", C));
     CHECK(bad("row-delay:x", R) && bad("row-delay:-1", R) && bad("row-delay:", R) && bad("row-delay:1e9", R));
+    CHECK(bad("load:x", "load:SHARE with 0 <= SHARE <= 1") && bad("load:1.5", "load:SHARE") && bad("load:-0.1", "load:SHARE"));
     CHECK(bad("slow:1", K) && bad("Verify:halo", K));
     CHECK(bad("halo;clock:soon", C) && !mb_fault_here(&run0, &halo_is)); /* the good one before it is gone too */
     CHECK(bad("a;b;c;d;e;f;g;h;i", "at most 8")); /* a fixed table */
