@@ -72,7 +72,8 @@ FEATURES = {
     "route": "a cost of even/odd the NIC model lacks (the links never bind; in the model an ordering differs "
              "from world only by the order in which a node's messages end, which hop counts set, and the one "
              "with the longer routes wins): links that bind, as torus links left 0.5 GB/s on 16x8x8 do "
-             "(even/odd / world 0.87-0.89 on the XT3, 0.68 on XT4 SN: the evidence runs *-16x8x8-links500; "
+             "(even/odd / world 0.87-0.91 on the XT3, published 0.84-0.95; 0.68-0.69 on XT4 SN, published 0.81: "
+             "the evidence runs *-16x8x8-links500; "
              "\"Even/odd's cost\")",
     "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
                "is world's grid: identity); it tracks world of the other boundary (\"The XT cart rows read as "
