@@ -44,24 +44,25 @@ EVIDENCE = {
                                      "xt4-sn-1024 on a busy 21x16x24 machine, 13 % of it free"),
     # the talk timed 100 exchanges back to back; the models are fitted and validated on one
     "bgl-cop-64-back-to-back": ("BGL-co-processor", 64, "bgl-cop-64, `iters` exchanges back to back"),
-    "xt3-1024-back-to-back": ("Cray-XT3", 1024, "xt3-1024, `iters` exchanges back to back"),
-    "xt4-sn-1024-back-to-back": ("Cray-XT4-SN", 1024, "xt4-sn-1024, `iters` exchanges back to back"),
     # the block's orientation is an assumption: which ordering has the longer routes hangs on it
-    "xt3-1024-16x8x8": ("Cray-XT3", 1024, "xt3-1024 on its block's other orientation, 16x8x8"),
-    "xt4-sn-1024-16x8x8": ("Cray-XT4-SN", 1024, "xt4-sn-1024 on its block's other orientation, 16x8x8"),
-    # even/odd's cost where the links bind: torus links of 0.5 GB/s, the busy bandwidth set by hand
-    "xt3-1024-16x8x8-links500": ("Cray-XT3", 1024, "xt3-1024 on 16x8x8, torus links 0.5 GB/s, busy 235 MB/s"),
-    "xt4-sn-1024-16x8x8-links500": ("Cray-XT4-SN", 1024,
-                                     "xt4-sn-1024 on 16x8x8, torus links 0.5 GB/s, busy 640 MB/s"),
+    "xt3-1024-8x8x16": ("Cray-XT3", 1024, "xt3-1024 on its block's other orientation, 8x8x16"),
+    # even/odd's cost comes from links that bind: the model with its torus links at their rated rate
+    "xt3-1024-links3800": ("Cray-XT3", 1024, "xt3-1024 with torus links at the rated 3.8 GB/s, not the fitted 0.5"),
 }
+# the XT models' 8-neighbour runs, files of their own (run.sh's xt*-1024-nbrs8)
+NBRS8 = ("xt3-1024", "xt4-1024", "xt4-sn-1024")
 PREDICTIONS = {"bgl-cop-1024": 1024, "xt3-256": 256, "xt4-256": 256}
 # The figures the models are fitted on, one per fitted parameter: the BG/L
-# cores' FIFO cost per byte (platforms/bgl-*.xml), and the SeaStar's and the
+# cores' FIFO cost per byte (platforms/bgl-*.xml); the SeaStar's and the
 # SeaStar2's injection bandwidth while the node receives more than two
-# messages at once (the XT models' mpimb/nic_busy_bw, scripts/make-torus-platform).
+# messages at once (the XT models' mpimb/nic_busy_bw, scripts/make-torus-platform);
+# the XT torus links' bandwidth, on XT3's even/odd / world (its even/odd figure,
+# with world fitted: the ratio is CALIBRATION_RATIO).
 CALIBRATION = {("BGL-co-processor", "halo", "irecv-isend", "world", 4, "0"),
                ("Cray-XT3", "halo", "irecv-isend", "world", 4, "0"),
+               ("Cray-XT3", "halo", "irecv-isend", "evenodd", 4, "0"),
                ("Cray-XT4-SN", "halo", "irecv-isend", "world", 4, "0")}
+CALIBRATION_RATIO = {("Cray-XT3", "evenodd / world", "irecv-isend", 4, "0")}
 TIE = 0.01  # simulated orderings closer than 1 % are a tie: the model does not order them
 OTHER = {"0": "1", "1": "0"}  # a boundary and the other one (periodic or not)
 TABLE = ["machine", "method", "neighbors", "periodic"]  # one published table of the orderings
@@ -69,12 +70,11 @@ TABLE = ["machine", "method", "neighbors", "periodic"]  # one published table of
 # Why a figure, ratio or order misses: the model feature it needs (docs/simulate.md, "What SimGrid 3.32
 # cannot reach", has the run that isolates each; bench/simulated/README.md, "Every figure that misses").
 FEATURES = {
-    "route": "a cost of even/odd the NIC model lacks (the links never bind; in the model an ordering differs "
-             "from world only by the order in which a node's messages end, which hop counts set, and the one "
-             "with the longer routes wins): links that bind, as torus links left 0.5 GB/s on 16x8x8 do "
-             "(even/odd / world 0.87-0.91 on the XT3, published 0.84-0.95; 0.68-0.69 on XT4 SN, published 0.81: "
-             "the evidence runs *-16x8x8-links500; "
-             "\"Even/odd's cost\")",
+    "route": "even/odd's cost under one fitted link bandwidth for every XT (0.5 GB/s, on the XT3's even/odd): "
+             "on the XT4s even/odd runs at the bound its busiest link sets (9 flows of 16000 B on XT4 SN's "
+             "16x8x8, 18 on XT4's 8x8x8: make-torus-platform --stats), where the published even/odd needs "
+             "links of 0.56-0.57 GB/s (the XT3's 0.26): the links' bandwidth a job had was its machine's "
+             "(\"Even/odd's cost\")",
     "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
                "is world's grid: identity); it tracks world of the other boundary (\"The XT cart rows read as "
                "the other boundary's\")",
@@ -83,6 +83,11 @@ FEATURES = {
     "rendezvous": "rendezvous Irecv/Send: the receive cost SMPI leaves out, and routes serialised under "
                   "dimension order (not isolated further)",
     "fifo": "a node's torus FIFOs shared by its two processes (smpi/ois is per process)",
+    "xt-one": "one sender slowed by the fitted links too (XT4: 1252 MB/s against 1634; 1445 with the rated "
+              "links), with a periodic halo no dearer than the non-periodic one in the model (published XT4: "
+              "0.86 of it; not isolated)",
+    "periodic": "a cost of the wrap-around: the model's periodic halo is no dearer than its non-periodic one "
+                "(XT4: 150 MB/s both), where the XTs' ran at 0.79-0.88 of it (not isolated)",
     "fold": "IBM's own mapping (the fold is a model of it; virtual-node: every other grid row on the node's "
             "second core)",
 }
@@ -99,9 +104,13 @@ def why(d: pd.DataFrame, miss: pd.Series) -> pd.Series:
     nbrs = pd.to_numeric(col("neighbors"), errors="coerce")
     order = col("kept").ne("")  # order: a row of the order table
     rules = {
-        "route": xt & (comm.eq("evenodd") | what.eq("evenodd / world") | order),
+        # an order: even/odd's cost where the model does not put even/odd last (else cart, which is world)
+        "route": xt & (comm.eq("evenodd") | what.eq("evenodd / world")
+                       | order & ~col("simulated").astype(str).str.endswith("evenodd")),
         "cart-xt": xt & (comm.eq("cart") | what.eq("cart / world") | order),
         "adaptive": ~xt & (test.eq("one-sender") | what.str.startswith("one-sender")),
+        "xt-one": xt & (test.eq("one-sender") | what.str.startswith("one-sender")),
+        "periodic": xt & test.eq("halo") & col("periodic").eq("1") & comm.isin(["world", "cart"]),
         "rendezvous": ~xt & (method.eq("irecv-send") | what.eq("irecv-send / irecv-isend")),
         "fifo": machine.eq("BGL-virtual-node") & method.eq("irecv-isend") & (nbrs.eq(8) | what.eq("8 / 4 neighbours")),
         "fold": ~xt & method.eq("irecv-isend") & (what.eq("cart / world") | order),
@@ -150,7 +159,7 @@ def beside(ref: pd.DataFrame, sims: dict[str, pd.DataFrame]) -> pd.DataFrame:
     both = pd.concat(sims.values(), ignore_index=True) if sims else pd.DataFrame(columns=["platform", *KEY])
     both["neighbors"] = both["neighbors"].astype(int)
     out = ref.merge(both, on=["platform", *KEY], how="left")
-    out["note"] = out["note"].fillna("not simulated (run.sh's runs of this model leave it out)")
+    out["note"] = out["note"].fillna("not simulated (run.sh's committed runs leave it out: the head names them)")
     out["ratio"] = out["simulated"] / out["published"]
     spread = out["sim_hi"].gt(out["sim_lo"])
     out["95 % CI"] = (out["sim_lo"].map("{:.1f}".format) + "-" + out["sim_hi"].map("{:.1f}".format)).where(spread, "")
@@ -189,8 +198,10 @@ def ratio_table(fig: pd.DataFrame) -> pd.DataFrame:
     t["sim / pub"] = t["simulated"] / t["published"]
     t["within"] = (t["sim / pub"] - 1).abs().le(WITHIN).map({True: "yes", False: "NO"}).where(t["simulated"].notna(), "")
     t["missing model feature"] = why(t, t["within"].eq("NO"))
-    return t[[c for c in cols if c in t.columns] + ["published", "simulated", "sim / pub", "within",
-                                                    "missing model feature"]]
+    key = list(zip(t["machine"], t["what"], t["method"], t["neighbors"], t["periodic"]))
+    t.insert(0, "role", ["calibration" if k in CALIBRATION_RATIO else "validation" for k in key])
+    return t[["role"] + [c for c in cols if c in t.columns] + ["published", "simulated", "sim / pub", "within",
+                                                               "missing model feature"]]
 
 
 def order_kept(fig: pd.DataFrame, apart: float = 0.0) -> pd.DataFrame:
@@ -309,14 +320,16 @@ def main() -> int:
     ref = published()
     sims = {p: s for p, n in [*MODELS.values()] if (s := simulated(p, n)) is not None}
     missing = [p for p, n in MODELS.values() if p not in sims]
+    missing += [f"{p}-nbrs8" for p in NBRS8 if not (HERE / f"halocompare-{p}-nbrs8-np1024.csv").exists()]
     fig = beside(ref, sims)
     out = ["# The talk's halocompare tables beside the calibrated models",
            "",
            "Written by `compare.py` from `reference/gropp-lusk/` and the runs `run.sh` makes here.",
            "MB/s per process; `ratio` = simulated / published; `within` = inside +-25 %.",
-           "Calibration: the three figures the models' three fitted parameters are fitted on",
+           "Calibration: the four figures the models' four fitted parameters are fitted on",
            "(the BG/L cores' FIFO cost per byte; the SeaStar's and the SeaStar2's injection bandwidth",
-           "while the node receives more than two messages at once); every other row validates.  BG/L's",
+           "while the node receives more than two messages at once; the XT torus links' bandwidth, on",
+           "XT3's even/odd / world: its even/odd figure and that ratio); every other row validates.  BG/L's",
            "tables do not say periodic or not: set beside the non-periodic runs (their partitions",
            "are meshes).  SimGrid's MPI_Cart_create ignores reorder: the BG/L models' `cart` is",
            "their model of IBM's mapping (mpimb/cart fold), the XT models' the model of Cray's",
@@ -332,7 +345,8 @@ def main() -> int:
            "\"The XT cart rows read as the other boundary's\" judges them so (`=` there joins two",
            "neighbours in an order that the published figures' own spread does not tell apart).", ""]
     if missing:
-        out.append(f"(not simulated yet: {', '.join(missing)}: run bench/simulated/run.sh)\n")
+        out.append(f"(not simulated on the present models yet: {', '.join(missing)}: run bench/simulated/run.sh NAME; "
+                   "their published figures are set beside no simulated one)\n")
     cols = ["role", "machine", "platform", *KEY, "published", "simulated", "95 % CI", "ratio", "within", "note",
             "missing model feature"]
     out += ["## Every published figure", "", f"Within +-25 %: {count(fig['within'])} simulated figures.", "",
