@@ -136,9 +136,10 @@ def published() -> pd.DataFrame:
 
 
 def simulated(platform: str, np: int) -> pd.DataFrame | None:
-    """A platform's run, with its 8-neighbour run where that is a file of its own (the XT models)."""
+    """A platform's run, with its 8-neighbour run where that is a file of its own (the XT models), and the runs
+    that finished a stopped one (`-nbrs8-rest1`, ...: one run a file, as every results file)."""
     paths = [p for p in (HERE / f"halocompare-{platform}-np{np}.csv", HERE / f"halocompare-{platform}-nbrs8-np{np}.csv")
-             if p.exists()]
+             if p.exists()] + sorted(HERE.glob(f"halocompare-{platform}-nbrs8-rest*-np{np}.csv"))
     if not paths:
         return None
     d = pd.concat([pd.read_csv(p, dtype={"periodic": str}, keep_default_na=False) for p in paths], ignore_index=True)
