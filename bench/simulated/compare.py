@@ -73,7 +73,7 @@ FEATURES = {
     "route": "even/odd's cost under one fitted link bandwidth for every XT (0.5 GB/s, on the XT3's even/odd): "
              "on the XT4s even/odd runs at the bound its busiest link sets (9 flows of 16000 B on XT4 SN's "
              "16x8x8, 18 on XT4's 8x8x8: make-torus-platform --stats), where the published even/odd needs "
-             "links of 0.56-0.57 GB/s (the XT3's 0.26): the links' bandwidth a job had was its machine's "
+             "links of 0.56-0.57 GB/s (the XT3's needs 0.26): the links' bandwidth a job had was its machine's "
              "(\"Even/odd's cost\")",
     "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
                "is world's grid: identity); it tracks world of the other boundary (\"The XT cart rows read as "
