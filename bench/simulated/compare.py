@@ -83,11 +83,12 @@ FEATURES = {
     "rendezvous": "rendezvous Irecv/Send: the receive cost SMPI leaves out, and routes serialised under "
                   "dimension order (not isolated further)",
     "fifo": "a node's torus FIFOs shared by its two processes (smpi/ois is per process)",
-    "xt-one": "one sender slowed by the fitted links too (XT4: 1252 MB/s against 1634; 1445 with the rated "
-              "links), with a periodic halo no dearer than the non-periodic one in the model (published XT4: "
-              "0.86 of it; not isolated)",
+    "xt-one": "one sender slowed by the fitted links too (XT4: 1252 MB/s against 1634, 1445 with the rated "
+              "links; XT4 SN with 8 neighbours: 1300 against 1811), with a periodic halo no dearer than the "
+              "non-periodic one in the model (published XT4: 0.86 of it; not isolated)",
     "periodic": "a cost of the wrap-around: the model's periodic halo is no dearer than its non-periodic one "
-                "(XT4: 150 MB/s both), where the XTs' ran at 0.79-0.88 of it (not isolated)",
+                "(XT4: 150 MB/s both; XT4 SN with 8 neighbours: 297), where the XTs' ran at 0.79-0.88 of it "
+                "(not isolated)",
     "fold": "IBM's own mapping (the fold is a model of it; virtual-node: every other grid row on the node's "
             "second core)",
 }
