@@ -308,6 +308,30 @@ def test_xt_rated_links_rest_on_the_generators_output() -> None:
             == strip.sub("", generate("xt3-1024")))
 
 
+@pytest.mark.parametrize("name", ["xt4-1024-links800", "xt4-1024-links800-nbrs8", "xt4-sn-1024-links800",
+                                  "xt4-sn-1024-links800-nbrs8"])
+def test_xt4_own_links_rest_on_the_generators_output(name: str) -> None:
+    """run.sh's candidates for the XT4 models (compare.py's CANDIDATES; docs/simulate.md, "Even/odd's cost"):
+    the model with the XT4's own torus links (0.8 GB/s) and busy bandwidth (600 MB/s), fitted on XT4 SN's
+    world and even/odd, said to be evidence in the file; nothing else differs from the model, and the 4- and
+    the 8-neighbour runs rest on one graph."""
+    model = name.removesuffix("-nbrs8").removesuffix("-links800")
+    args = generated_runs()[name]
+    assert args == [model, "--link-bw", "0.8GBps", "--busy-bw", "600MBps"]
+    text = generate(*args)
+    run = json.loads((ROOT / "bench" / "simulated" / f"halocompare-{name}-np1024.json").read_text())
+    assert run["platform"]["sha256"] == hashlib.sha256(text.encode()).hexdigest() and run["complete"]
+    assert "torus links 0.8GBps (evidence, not the fitted 0.5GBps)" in text
+    assert "busy bandwidth 600MBps (evidence, not the fitted value)" in text
+    z = next(ET.fromstring(text).iter("zone"))
+    torus = [lk for lk in z.iter("link") if not lk.get("id", "").endswith("-inj")]
+    assert {lk.get("bandwidth") for lk in torus} == {"0.8GBps"}
+    assert "mpimb/nic_busy_bw:600MBps" in run["platform"]["smpi_config"].split()
+    strip = re.compile(r"<!--.*?-->", re.DOTALL)
+    assert (strip.sub("", text).replace('bandwidth="0.8GBps" latency="50ns"', 'bandwidth="0.5GBps" latency="50ns"')
+            .replace('value="600MBps"', 'value="640MBps"') == strip.sub("", generate(model)))
+
+
 def test_xt_scattered_graph_states_its_placement() -> None:
     """xt3-1024 on PSC BigBen's 11x12x16 torus, half of it free: the graph holds the whole machine (2112
     nodes' routers and torus links), hosts and injection links only for the job's 1024 nodes, listed in
@@ -823,6 +847,19 @@ def test_compare_orders_only_what_the_intervals_tell_apart() -> None:
     assert (overlap["simulated"], overlap["kept"]) == ("world = evenodd", "tie")
     wrong = table((114, 112, 116), (120, 118, 122))
     assert (wrong["simulated"], wrong["kept"]) == ("evenodd > world", "NO")
+
+
+def test_candidate_judged_as_the_model_is() -> None:
+    """compare.py's candidate models are judged as the models are: a model's own runs, taken as its candidate,
+    give the present models' counts on the same figures, all of their machines' (a model against itself)."""
+    compare = compare_module()
+    ref, sims = compare.published(), {p: compare.simulated(p, n) for p, n in compare.MODELS.values()}
+    fig = compare.beside(ref, sims)
+    compare.CANDIDATES = {"xt4-1024": "xt4-1024", "xt4-sn-1024": "xt4-sn-1024"}
+    section = "\n".join(compare.candidate_section(ref, sims, fig)).splitlines()
+    present, candidates = [line.split(" | ")[1:] for line in section if line.startswith(("| present", "| candidates"))]
+    assert present == candidates
+    assert int(present[0].split(" of ")[1]) == len(fig[fig["machine"].str.startswith("Cray-XT4")])
 
 
 def test_xt_cart_rows_read_as_the_other_boundary() -> None:
