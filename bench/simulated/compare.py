@@ -343,7 +343,10 @@ def candidate_section(ref: pd.DataFrame, sims: dict[str, pd.DataFrame], fig: pd.
     machines = ", ".join(sorted(set(cand.loc[cand["platform"].isin(list(runs)), "machine"])))
     return [f"## Candidate models: {', '.join(f'{c} for {m}' for c, m in CANDIDATES.items() if m in runs)}", "",
             (f"Judged as the models are, on the published figures of {machines} the candidates simulate, beside "
-             "the present models on the same figures (the candidates' figures: their evidence sections above)."), "",
+             "the present models on the same figures (the candidates' figures: their evidence sections above).  "
+             "The candidates' two values are fitted on two of them, XT4 SN's Irecv/Isend world and even/odd "
+             "(4 neighbours, non-periodic), and so on that ratio: the counts include them, as the tables above "
+             "include the models' calibration rows."), "",
             markdown(pd.DataFrame(rows)), ""]
 
 
