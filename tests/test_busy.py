@@ -27,10 +27,13 @@ from conftest import ROOT, Run, bindir, launcher, mpich_turn
 from test_simulate import needs_smpi, sim_run
 
 SCHEMA = json.loads((ROOT / "analysis" / "mpimb" / "schema" / "meta.schema.json").read_text())
-# 20 repetitions of at least 50 ms each: about a second of measuring whatever the machine's speed, well
-# past the half second a share needs (busy.c, MB_LOAD_MIN_S)
-LONG = ("--tests", "latency", "-m", "8:8", "--reps", "20", "--max-reps", "20", "--min-rep-time", "0.05",
-        "--warmup", "0", "--sync", "barrier")
+# Repetitions until a second of budget is spent (an interval no run reaches: --rel-ci 1e-9), well past the
+# half second a share needs (busy.c, MB_LOAD_MIN_S).  Not a count of repetitions: their length is calibrated,
+# and a calibration slowed by another job (a spinning test on the other worker) made 20 of "50 ms" end in
+# under half a second once (CI, 2026-12-03).  The budget is wall time whatever the speed, and a test that
+# overruns it four times ends (mb_stop_reason).
+LONG = ("--tests", "latency", "-m", "8:8", "--reps", "10", "--max-reps", "1000000", "--rel-ci", "1e-9",
+        "--time-budget", "1", "--min-rep-time", "0.01", "--warmup", "0", "--sync", "barrier")
 
 
 def bound_cmd(lib: str, out: Path, *args: str) -> list[str]:
