@@ -14,10 +14,10 @@
 #   run.sh [PLATFORM...]      default: all of them
 # One exchange a repetition, every exchange verified (reps: below).  Real
 # time on the shared 2-core machine, three or four runs at once: seconds for
-# the BG/L models at 64/128 ranks and 20 s for bgl-cop-1024; about 20 minutes for
-# each XT graph of 4 neighbours (7 repetitions a test, the links binding: 1-4
-# minutes a test), about an hour for XT4's 8 and 1.5 hours for the XT3's and
-# XT4 SN's (6-7 minutes a test, two runs at once);
+# the BG/L models at 64/128 ranks and 20 s for bgl-cop-1024; 9-20 minutes for
+# each XT graph of 4 neighbours (7 repetitions a test, the links binding: 0.5-4
+# minutes a test), 40 minutes to an hour for XT4's 8 and 1.5 hours for the XT3's
+# and XT4 SN's (3-7 minutes a test, two runs at once);
 # 2-9 for each evidence run on a whole machine's graph.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
