@@ -48,12 +48,7 @@ EVIDENCE = {
     "xt3-1024-8x8x16": ("Cray-XT3", 1024, "xt3-1024 on its block's other orientation, 8x8x16"),
     # even/odd's cost comes from links that bind: the model with its torus links at their rated rate
     "xt3-1024-links3800": ("Cray-XT3", 1024, "xt3-1024 with torus links at the rated 3.8 GB/s, not the fitted 0.5"),
-    # the XT4's links are its machine's: both XT4 models with links and busy bandwidth fitted on XT4 SN
-    "xt4-1024-links800": ("Cray-XT4", 1024, "xt4-1024 with the XT4's own links, 0.8 GB/s, and busy 600 MB/s"),
-    "xt4-sn-1024-links800": ("Cray-XT4-SN", 1024, "xt4-sn-1024 with the same, both fitted on its world and even/odd"),
 }
-# evidence runs that are a candidate for a machine's model: its figures judged as if they were the model's
-CANDIDATES = {"xt4-1024-links800": "xt4-1024", "xt4-sn-1024-links800": "xt4-sn-1024"}
 # the XT models' 8-neighbour runs, files of their own (run.sh's xt*-1024-nbrs8)
 NBRS8 = ("xt3-1024", "xt4-1024", "xt4-sn-1024")
 PREDICTIONS = {"bgl-cop-1024": 1024, "xt3-256": 256, "xt4-256": 256}
@@ -61,13 +56,15 @@ PREDICTIONS = {"bgl-cop-1024": 1024, "xt3-256": 256, "xt4-256": 256}
 # cores' FIFO cost per byte (platforms/bgl-*.xml); the SeaStar's and the
 # SeaStar2's injection bandwidth while the node receives more than two
 # messages at once (the XT models' mpimb/nic_busy_bw, scripts/make-torus-platform);
-# the XT torus links' bandwidth, on XT3's even/odd / world (its even/odd figure,
-# with world fitted: the ratio is CALIBRATION_RATIO).
+# the torus links' bandwidth of the XT3 and of the XT4 (both XT4 models), each
+# on its machine's even/odd (with world fitted: the ratio is CALIBRATION_RATIO).
 CALIBRATION = {("BGL-co-processor", "halo", "irecv-isend", "world", 4, "0"),
                ("Cray-XT3", "halo", "irecv-isend", "world", 4, "0"),
                ("Cray-XT3", "halo", "irecv-isend", "evenodd", 4, "0"),
-               ("Cray-XT4-SN", "halo", "irecv-isend", "world", 4, "0")}
-CALIBRATION_RATIO = {("Cray-XT3", "evenodd / world", "irecv-isend", 4, "0")}
+               ("Cray-XT4-SN", "halo", "irecv-isend", "world", 4, "0"),
+               ("Cray-XT4-SN", "halo", "irecv-isend", "evenodd", 4, "0")}
+CALIBRATION_RATIO = {("Cray-XT3", "evenodd / world", "irecv-isend", 4, "0"),
+                     ("Cray-XT4-SN", "evenodd / world", "irecv-isend", 4, "0")}
 TIE = 0.01  # simulated orderings closer than 1 % are a tie: the model does not order them
 OTHER = {"0": "1", "1": "0"}  # a boundary and the other one (periodic or not)
 TABLE = ["machine", "method", "neighbors", "periodic"]  # one published table of the orderings
@@ -75,11 +72,10 @@ TABLE = ["machine", "method", "neighbors", "periodic"]  # one published table of
 # Why a figure, ratio or order misses: the model feature it needs (docs/simulate.md, "What SimGrid 3.32
 # cannot reach", has the run that isolates each; bench/simulated/README.md, "Every figure that misses").
 FEATURES = {
-    "route": "even/odd's cost under one fitted link bandwidth for every XT (0.5 GB/s, on the XT3's even/odd): "
-             "on the XT4s even/odd runs at the bound its busiest link sets (9 flows of 16000 B on XT4 SN's "
-             "16x8x8, 18 on XT4's 8x8x8: make-torus-platform --stats), where the published even/odd needs "
-             "links of 0.56-0.57 GB/s (the XT3's needs 0.26): the links' bandwidth a job had was its machine's "
-             "(\"Even/odd's cost\"; the XT4's own, 0.8 GB/s fitted on XT4 SN, reaches it: \"Candidate models\")",
+    "route": "even/odd's cost under the torus links' bandwidth fitted per machine (XT3 0.5 GB/s, both XT4s "
+             "0.8 GB/s, each on its machine's even/odd): even/odd runs at the bound its busiest link sets (9 "
+             "flows of 16000 B on the 16x8x8 blocks, 18 on XT4's 8x8x8: make-torus-platform --stats), and "
+             "the links' bandwidth a job had was its machine's (\"Even/odd's cost\")",
     "cart-xt": "the published cart ran apart from world where Cray's MPI kept rank order (the model's cart "
                "is world's grid: identity); it tracks world of the other boundary (\"The XT cart rows read as "
                "the other boundary's\")",
@@ -88,12 +84,11 @@ FEATURES = {
     "rendezvous": "rendezvous Irecv/Send: the receive cost SMPI leaves out, and routes serialised under "
                   "dimension order (not isolated further)",
     "fifo": "a node's torus FIFOs shared by its two processes (smpi/ois is per process)",
-    "xt-one": "one sender slowed by the fitted links too (XT4: 1252 MB/s against 1634, 1445 with the rated "
-              "links; XT4 SN with 8 neighbours: 1300 against 1811; the XT4's own links: 1330-1800, \"Candidate "
-              "models\"), with a periodic halo no dearer than the non-periodic one in the model (published XT4: "
-              "0.86 of it; not isolated)",
+    "xt-one": "one sender / halo where the model's periodic halo is no dearer than its non-periodic one "
+              "(XT4, 8 neighbours: 141.5 MB/s periodic, 141.8 not, where the published periodic ran at 0.84 "
+              "of it, 114 against 136), one sender itself within (1589 against 1770; not isolated)",
     "periodic": "a cost of the wrap-around: the model's periodic halo is no dearer than its non-periodic one "
-                "(XT4: 150 MB/s both; XT4 SN with 8 neighbours: 297), where the XTs' ran at 0.79-0.88 of it "
+                "(XT4: 141 MB/s both; XT4 SN with 8 neighbours: 280 both), where the XTs' ran at 0.79-0.88 of it "
                 "(not isolated)",
     "fold": "IBM's own mapping (the fold is a model of it; virtual-node: every other grid row on the node's "
             "second core)",
@@ -143,10 +138,9 @@ def published() -> pd.DataFrame:
 
 
 def simulated(platform: str, np: int) -> pd.DataFrame | None:
-    """A platform's run, with its 8-neighbour run where that is a file of its own (the XT models), and the runs
-    that finished a stopped one (`-nbrs8-rest1`, ...: one run a file, as every results file)."""
+    """A platform's run, with its 8-neighbour run where that is a file of its own (the XT models)."""
     paths = [p for p in (HERE / f"halocompare-{platform}-np{np}.csv", HERE / f"halocompare-{platform}-nbrs8-np{np}.csv")
-             if p.exists()] + sorted(HERE.glob(f"halocompare-{platform}-nbrs8-rest*-np{np}.csv"))
+             if p.exists()]
     if not paths:
         return None
     d = pd.concat([pd.read_csv(p, dtype={"periodic": str}, keep_default_na=False) for p in paths], ignore_index=True)
@@ -186,7 +180,7 @@ def ratios(df: pd.DataFrame, value: str) -> pd.DataFrame:
     for comm in ("evenodd", "cart"):  # each ordering against world
         r = halo.xs(comm, level="comm") / halo.xs("world", level="comm")
         out.append(r.rename(value).reset_index().assign(what=f"{comm} / world"))
-    if {4, 8} <= set(halo.index.get_level_values("neighbors")):  # (a candidate's run may have one stencil)
+    if {4, 8} <= set(halo.index.get_level_values("neighbors")):  # (an 8-neighbour run not made yet: none)
         eight = halo.xs(8, level="neighbors") / halo.xs(4, level="neighbors")
         out.append(eight.rename(value).reset_index().assign(what="8 / 4 neighbours"))
     send = halo.xs("irecv-send", level="method") / halo.xs("irecv-isend", level="method")
@@ -325,31 +319,6 @@ def boundary_section(fig: pd.DataFrame) -> list[str]:
             markdown(ok.drop(columns="missing model feature"), 2), ""]
 
 
-def candidate_section(ref: pd.DataFrame, sims: dict[str, pd.DataFrame], fig: pd.DataFrame) -> list[str]:
-    """The candidate models (CANDIDATES) judged like the models, on the published figures they simulate:
-    figures and ratios within +-25 % and orders kept, beside the present models' on the same figures."""
-    runs = {m: s.assign(platform=m) for c, m in CANDIDATES.items() if (s := simulated(c, 1024)) is not None}
-    if not runs:
-        return []
-    cand = beside(ref, {**sims, **runs})
-    keys = [*TABLE, "test", "comm"]
-    have = cand.loc[cand["platform"].isin(list(runs)) & cand["simulated"].notna(), keys]
-    rows = []
-    for name, f in (("present models", fig), ("candidates", cand)):
-        f = f.merge(have, on=keys)
-        rt, ok = ratio_table(f), order_kept(f)
-        rows.append({"models": name, "figures within": count(f["within"]), "ratios within": count(rt["within"]),
-                     "orders kept": count(ok["kept"]), "ties": int((ok["kept"] == "tie").sum())})
-    machines = ", ".join(sorted(set(cand.loc[cand["platform"].isin(list(runs)), "machine"])))
-    return [f"## Candidate models: {', '.join(f'{c} for {m}' for c, m in CANDIDATES.items() if m in runs)}", "",
-            (f"Judged as the models are, on the published figures of {machines} the candidates simulate, beside "
-             "the present models on the same figures (the candidates' figures: their evidence sections above).  "
-             "The candidates' two values are fitted on two of them, XT4 SN's Irecv/Isend world and even/odd "
-             "(4 neighbours, non-periodic), and so on that ratio: the counts include them, as the tables above "
-             "include the models' calibration rows."), "",
-            markdown(pd.DataFrame(rows)), ""]
-
-
 def main() -> int:
     ref = published()
     sims = {p: s for p, n in [*MODELS.values()] if (s := simulated(p, n)) is not None}
@@ -360,10 +329,11 @@ def main() -> int:
            "",
            "Written by `compare.py` from `reference/gropp-lusk/` and the runs `run.sh` makes here.",
            "MB/s per process; `ratio` = simulated / published; `within` = inside +-25 %.",
-           "Calibration: the four figures the models' four fitted parameters are fitted on",
+           "Calibration: the five figures the models' five fitted parameters are fitted on",
            "(the BG/L cores' FIFO cost per byte; the SeaStar's and the SeaStar2's injection bandwidth",
-           "while the node receives more than two messages at once; the XT torus links' bandwidth, on",
-           "XT3's even/odd / world: its even/odd figure and that ratio); every other row validates.  BG/L's",
+           "while the node receives more than two messages at once; the torus links' bandwidth of the",
+           "XT3 and of the XT4, each on its machine's even/odd: XT3's and XT4 SN's even/odd figures and",
+           "their ratios to world); every other row validates.  BG/L's",
            "tables do not say periodic or not: set beside the non-periodic runs (their partitions",
            "are meshes).  SimGrid's MPI_Cart_create ignores reorder: the BG/L models' `cart` is",
            "their model of IBM's mapping (mpimb/cart fold), the XT models' the model of Cray's",
@@ -377,10 +347,7 @@ def main() -> int:
            "back to back: the `back-to-back` evidence below (docs/simulate.md, \"One exchange\").",
            "The published XT cart rows track world of the other boundary, not of their own: the section",
            "\"The XT cart rows read as the other boundary's\" judges them so (`=` there joins two",
-           "neighbours in an order that the published figures' own spread does not tell apart).",
-           "The candidate models (run.sh's `xt4*-links800`: both XT4 models with the XT4's own links and busy",
-           "bandwidth, fitted on XT4 SN's world and even/odd) are evidence, not counted above: the section",
-           "\"Candidate models\" judges them as the models are.", ""]
+           "neighbours in an order that the published figures' own spread does not tell apart).", ""]
     if missing:
         out.append(f"(not simulated on the present models yet: {', '.join(missing)}: run bench/simulated/run.sh NAME; "
                    "their published figures are set beside no simulated one)\n")
@@ -407,7 +374,6 @@ def main() -> int:
         ev["ratio"] = ev["simulated"] / ev["published"]
         out += [f"## Evidence: {platform} ({what})", "",
                 markdown(ev[["platform", *KEY, "iters", "published", "simulated", "ratio", "note"]], 2), ""]
-    out += candidate_section(ref, sims, fig)
     for platform, np in PREDICTIONS.items():
         s = simulated(platform, np)
         if s is None:

@@ -7,28 +7,24 @@
 # writes into build/platforms/; bgl-cop-64-back-to-back, several exchanges a
 # repetition, as the talk timed them (the XT ones, of the XT models before
 # their links' fit, are in git at dcc0a71); xt3-1024-8x8x16, the XT3 block's other
-# orientation; xt3-1024-links3800, its torus links at the SeaStar's rated rate; xt4-1024-links800,
-# xt4-sn-1024-links800 and their -nbrs8, the XT4 models with the XT4's own links and busy bandwidth:
-# candidates, judged as the models are in tables.md)
+# orientation; xt3-1024-links3800, its torus links at the SeaStar's rated rate)
 # and the predictions (bgl-cop-1024; xt3-256 and xt4-256,
 # the XT3 and XT4 models on smaller blocks, written the same way), then
 # compare.py's tables (tables.md).
 #   run.sh [PLATFORM...]      default: all of them
 # One exchange a repetition, every exchange verified (reps: below).  Real
 # time on the shared 2-core machine, three or four runs at once: seconds for
-# the BG/L models at 64/128 ranks and 20 s for bgl-cop-1024; about 20 minutes for
-# each XT graph of 4 neighbours (7 repetitions a test, the links binding: 1-4
-# minutes a test), about an hour for XT4's 8 and 1.5 hours for the XT3's and
-# XT4 SN's (6-7 minutes a test, two runs at once);
-# 2-9 for each evidence run on a whole machine's graph; the candidates as their models (4 at once, 2026-12-03:
-# 18 minutes each of 4 neighbours, 38 (XT4) and 62 minutes (XT4 SN) of 8).
+# the BG/L models at 64/128 ranks and 20 s for bgl-cop-1024; 9-20 minutes for
+# each XT graph of 4 neighbours (7 repetitions a test, the links binding: 0.5-4
+# minutes a test), 40 minutes to an hour for XT4's 8 and 1.5 hours for the XT3's
+# and XT4 SN's (3-7 minutes a test, two runs at once);
+# 2-9 for each evidence run on a whole machine's graph.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 all=(bgl-cop-64 bgl-cop-64-cube bgl-vn-128 xt3-1024 xt4-1024 xt4-sn-1024 xt3-1024-nbrs8 xt4-1024-nbrs8
     xt4-sn-1024-nbrs8 bgl-cop-1024 xt3-256 xt4-256 xt3-1024-scattered-bigben xt3-1024-scattered-jaguar xt4-sn-1024-scattered-jaguar
-    bgl-cop-64-back-to-back xt3-1024-8x8x16 xt3-1024-links3800 xt4-1024-links800
-    xt4-sn-1024-links800 xt4-1024-links800-nbrs8 xt4-sn-1024-links800-nbrs8)
+    bgl-cop-64-back-to-back xt3-1024-8x8x16 xt3-1024-links3800)
 platforms=("$@")
 [[ ${#platforms[@]} -gt 0 ]] || platforms=("${all[@]}")
 for p in "${platforms[@]}"; do
@@ -60,16 +56,6 @@ for p in "${platforms[@]}"; do
     # (docs/simulate.md, "Even/odd's cost")
     xt3-1024-links3800) gen="xt3-1024 --link-bw 3.8GBps" np=1024 count=2000 methods=irecv-isend,phased \
         periodic=both nbrs=4 comms=world,evenodd tests=halo ;;
-    # evidence: the two XT4 models with the XT4's own links and busy bandwidth, fitted on XT4 SN's world and
-    # even/odd (0.8 GB/s, 600 MB/s), not the XT3's links (docs/simulate.md, "Even/odd's cost"): candidates
-    xt4-1024-links800) gen="xt4-1024 --link-bw 0.8GBps --busy-bw 600MBps" ;;&
-    xt4-1024-links800-nbrs8) gen="xt4-1024 --link-bw 0.8GBps --busy-bw 600MBps" ;;&
-    xt4-sn-1024-links800) gen="xt4-sn-1024 --link-bw 0.8GBps --busy-bw 600MBps" ;;&
-    xt4-sn-1024-links800-nbrs8) gen="xt4-sn-1024 --link-bw 0.8GBps --busy-bw 600MBps" ;;&
-    xt4-1024-links800 | xt4-sn-1024-links800) np=1024 count=2000 methods=irecv-send,irecv-isend,phased periodic=both \
-        nbrs=4 ;;
-    xt4-1024-links800-nbrs8 | xt4-sn-1024-links800-nbrs8) np=1024 count=2000 methods=irecv-send,irecv-isend \
-        periodic=both nbrs=8 ;;
     xt3-1024-scattered-bigben) gen="xt3-1024 --machine-dims 11,12,16 --free 0.5" ;;&
     xt3-1024-scattered-jaguar) gen="xt3-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
     xt4-sn-1024-scattered-jaguar) gen="xt4-sn-1024 --machine-dims 21,16,24 --mesh x --free 0.13" ;;&
