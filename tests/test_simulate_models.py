@@ -215,7 +215,8 @@ def test_xt_files_are_the_generators_output(name: str) -> None:
      (["xt3-1024", "--dims", "4,x,4"], "--dims must be three positive integers"),
      (["bgl-cop-64"], "argument machine: invalid choice: 'bgl-cop-64'"),
      ([], "missing MACHINE (see --list)"),
-     (["xt3-1024", "--free", "0.5"], "--free and --mesh need --machine-dims"),
+     (["xt3-1024", "--free", "0.5"], "--free needs --machine-dims"),
+     (["xt3-1024", "--mesh", "xx"], "--mesh must name dimensions among x, y, z, got 'xx'"),
      (["xt3-1024", "--machine-dims", "11,12,16"], "--machine-dims needs --free F (the fraction of the machine"),
      (["xt3-1024", "--machine-dims", "11,12,16", "--free", "1.5"], "--free must be a fraction, 0 < F <= 1, got '1.5'"),
      (["xt3-1024", "--machine-dims", "11,12,16", "--free", "0.4"],
@@ -311,6 +312,33 @@ def test_xt_rated_links_rest_on_the_generators_output() -> None:
     strip = re.compile(r"<!--.*?-->", re.DOTALL)
     assert (strip.sub("", text).replace('bandwidth="3.8GBps" latency="50ns"', 'bandwidth="0.5GBps" latency="50ns"')
             == strip.sub("", generate("xt3-1024")))
+
+
+@pytest.mark.parametrize(("name", "dims", "bw"), [("xt3-1024-mesh", (16, 8, 8), "0.5GBps"),
+                                                  ("xt4-1024-mesh", (8, 8, 8), "0.8GBps")])
+def test_xt_block_without_wraparound_rests_on_the_generators_output(name: str, dims: tuple[int, int, int],
+                                                                     bw: str) -> None:
+    """run.sh's xt*-1024-mesh, the evidence on the periodic halo's cost (docs/simulate.md): the model's block
+    with no wrap-around link of its own (--mesh xyz without --machine-dims), its fitted links and NIC model
+    kept, said to be evidence in the file; a route from one end of x to the other crosses the whole block."""
+    machine = name.removesuffix("-mesh")
+    args = generated_runs()[name]
+    assert args == [machine, "--mesh", "xyz"]
+    text = generate(*args)
+    run = json.loads((ROOT / "bench" / "simulated" / f"halocompare-{name}-np1024.json").read_text())
+    assert run["platform"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert "mesh xyz (evidence: the block without wrap-around links)" in text
+    assert {"mpimb/mesh:xyz", "mpimb/partition_kind:torus"} <= set(run["platform"]["smpi_config"].split())
+    assert any(c.startswith("mpimb/nic_busy_bw:") for c in run["platform"]["smpi_config"].split())
+    z = next(ET.fromstring(text).iter("zone"))
+    torus = [lk for lk in z.iter("link") if not lk.get("id", "").endswith("-inj")]
+    x, y, zz = dims
+    assert len(torus) == (x - 1) * y * zz + x * (y - 1) * zz + x * y * (zz - 1)  # a mesh: no wrap-around links
+    assert {lk.get("bandwidth") for lk in torus} == {bw}
+    host = "xt-0" if machine == "xt3-1024" else "xt-0-p0"
+    far = f"xt-{x - 1}" if machine == "xt3-1024" else f"xt-{x - 1}-p0"
+    assert len(shortest_routes(z, host)[far]) - 2 == x - 1  # across the block, not one hop round
+    assert len(shortest_routes(next(ET.fromstring(generate(machine)).iter("zone")), host)[far]) - 2 == 1
 
 
 def test_xt_scattered_graph_states_its_placement() -> None:
