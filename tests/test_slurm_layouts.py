@@ -102,7 +102,7 @@ def test_layout_table_from_one_sweep(cluster: SlurmCluster, tmp_path: Path) -> N
                                                 ("allreduce", ("-",))) for r in roots for b in (8,)]
     assert list(rows) == want
     for name, cells in rows.items():
-        assert len(cells) == 9 and all(re.fullmatch(r"[\d.]+", x) for x in cells), (name, cells)
+        assert len(cells) == 9 and all(re.fullmatch(r"[\d.]+~?", x) for x in cells), (name, cells)
     text = report("table", collected)
     assert "Layouts: reduce / bcast / allreduce" in text and "4x1 (nodes x ppn)" in text
     block = text
@@ -124,4 +124,5 @@ def test_layout_differs_from_mpis(tmp_path: Path) -> None:
     t = report("table", tmp_path)
     assert "2x1 (nodes x ppn)" in t and "1x2 (nodes x ppn)" not in t, t
     assert "2x1 ran as 1x2 shared-memory nodes" in t
-    assert re.search(r"allreduce · - · 8 +[\d.]+ +[\d.]+ +[\d.]+\n", t), t
+    # a cell is a number, "~"-marked where a busy machine ran the time budget out before 6 repetitions
+    assert re.search(r"allreduce · - · 8 +[\d.]+~? +[\d.]+~? +[\d.]+~?\n", t), t
