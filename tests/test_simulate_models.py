@@ -26,6 +26,9 @@
 - the talk's central lesson on the BG/L model at 64 ranks: even/odd is slower
   than world (simulated time is deterministic: a correctness check of the
   model, not a timing threshold);
+- the BG/L model's Irecv/Send is its links' alone (SMPI charges no overhead on
+  a rendezvous Send), which compare.py's two Irecv/Send rules rest on, and
+  tables.md names even/odd's miss and cart's apart;
 - a simulated run ends with its findings, under a line naming the platform model;
 - bench/simulated's committed BG/L run beside the published set in
   `mpimb-report compare`: both shown, each marked.
@@ -707,6 +710,29 @@ def test_bgl_64_cart_modelled_and_evenodd_slower(tmp_path: Path) -> None:
 
 
 @needs_smpi
+def test_bgl_irecv_send_is_the_links_alone(tmp_path: Path) -> None:
+    """compare.py's send-cost and send-routes rest on this: SMPI charges no overhead on a rendezvous Send,
+    so with every FIFO cost and overhead 0 the co-processor model's Irecv/Send (16 KB messages, over the
+    eager limit) is the committed run's figure, even/odd's and cart's alike, while its Irecv/Isend, which
+    pays smpi/ois, is faster."""
+    run = sim_run("halocompare", 64, "bgl-cop-64", "--comms", "evenodd,cart", "--methods", "irecv-send,irecv-isend",
+                  "--neighbors", "4", "--periodic", "no", "--tests", "halo", "--verify", *BGL_ARGS,
+                  out=tmp_path / "h.csv",
+                  sim_opts=("--cfg", "smpi/os:0:0:0", "--cfg", "smpi/ois:0:0:0", "--cfg", "smpi/or:0:0:0"))
+    committed = pd.read_csv(ROOT / "bench" / "simulated" / "halocompare-bgl-cop-64-np64.csv")
+    committed = committed[(committed["test"] == "halo") & (committed["neighbors"] == 4) & (committed["periodic"] == 0)]
+    calibrated = committed.set_index(["method", "comm"])["mbps"]
+    rows = run.rows()
+    assert len(rows) == 4 and all(r["verified"] == "yes" for r in rows)
+    for r in rows:
+        mbps, cal = float(r["mbps"]), calibrated[(r["method"], r["comm"])]
+        if r["method"] == "irecv-send":
+            assert mbps == pytest.approx(cal, rel=1e-3), r["comm"]
+        else:
+            assert mbps > 1.2 * cal, r["comm"]
+
+
+@needs_smpi
 def test_cart_na_where_the_model_does_not_apply(tmp_path: Path) -> None:
     """On the 4x4x4 block the 8x8 grid's rows are not the partition's x: the fold
     model does not apply, and cart is n/a with both reasons, not world."""
@@ -826,6 +852,13 @@ def test_compare_names_calibration_and_ties() -> None:
     assert len(judged) == 134 + 188 + tables
     for verdict, feature in judged:
         assert (feature != "") == (verdict not in ("yes", "")) and "not diagnosed" not in feature, (verdict, feature)
+    # BG/L's Irecv/Send misses named apart (test_bgl_irecv_send_is_the_links_alone): even/odd's on its routes,
+    # cart's on the blocking Send's core time
+    named = {"evenodd": "Irecv/Send's routes shared", "cart": "a blocking rendezvous Send's core"}
+    for comm, feature in named.items():
+        (line,) = [x for x in p.stdout.splitlines()
+                   if x.startswith(f"| validation | BGL-co-processor | bgl-cop-64 | halo | irecv-send | {comm} | 4 | 0 |")]
+        assert "| NO |" in line and [f for f in named.values() if f in line] == [feature], line
 
 
 @pytest.mark.parametrize("name", [*XT, *(f"{n}-nbrs8" for n in XT
