@@ -92,8 +92,10 @@ FEATURES = {
     "send-routes": "Irecv/Send's routes shared under dimension order: the links alone (smpi/os, ois and or 0) "
                    "give the model's own figures, as SMPI charges no cost on a rendezvous Send (even/odd 57.2 "
                    "MB/s, co-processor, 4 neighbours, and virtual-node 28.2, under the published 81 and 48; "
-                   "virtual-node world with 8 neighbours 48.1 under 63), and any added cost lowers them; "
-                   "BG/L's adaptive routing spreads such routes",
+                   "virtual-node world with 8 neighbours 48.1 under 63), and any added cost lowers them; nor "
+                   "does a fixed choice of minimal routes lift even/odd's past 62 (five tried), so what they "
+                   "need is BG/L's adaptive routing, which spreads one message's packets over several minimal "
+                   "paths where a SimGrid route is one path (not isolated further)",
     "fifo": "a node's torus FIFOs shared by its two processes (smpi/ois is per process)",
     "xt-one": "one sender / halo where the model's periodic halo is no dearer than its non-periodic one "
               "(XT4, 8 neighbours: 141.5 MB/s periodic, 141.8 not, where the published periodic ran at 0.84 "
